@@ -1,0 +1,132 @@
+// Command hwpprobe shows what a CPU's power-management hardware is asked for
+// and what it delivers under each Linux cpufreq setting.
+//
+// The CLI only wires packages together: sources (msr, perfcount, ebpf,
+// sysfs) feed the sampler, recordings and reports; see docs/.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit statuses.
+const (
+	exitOK    = 0
+	exitError = 1 // the command ran and failed
+	exitUsage = 2 // bad input: flags, arguments, values
+)
+
+// usageError marks an error caused by the user's input; it exits with
+// status 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usagef returns a usageError with a formatted message.
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitCodeError carries an exit status chosen by a subcommand (for example
+// the status of a recorded workload) after its message, if any, is printed.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e exitCodeError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e exitCodeError) Unwrap() error { return e.err }
+
+// globalFlags are shared by every subcommand.
+type globalFlags struct {
+	root string // system root for /sys, /proc, /dev (tests: a fixture tree)
+}
+
+var global globalFlags
+
+// subcommands are registered by the files that implement them.
+var subcommands []func() *cobra.Command
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hwpprobe",
+		Short: "Show what the CPU's power-management hardware is asked for and delivers",
+		Long: `hwpprobe reads Intel HWP / AMD CPPC requests, EPB, APERF/MPERF, RAPL energy and
+thermal limits per CPU, traces what the kernel writes to those registers, and
+compares cpufreq settings (governor, EPP, EPB, no_turbo) on a real workload.
+It never writes an MSR; settings change only through the kernel's sysfs files.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          argsUsage(cobra.NoArgs),
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.PersistentFlags().StringVar(&global.root, "root", "/",
+		"system root holding sys/, proc/ and dev/ (for fixture trees and tests)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	for _, f := range subcommands {
+		root.AddCommand(f())
+	}
+	return root
+}
+
+// argsUsage makes a cobra argument validator's errors usage errors.
+func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+// run executes the CLI and returns the process exit status.
+func run(args []string) int {
+	cmd := newRootCmd()
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ec exitCodeError
+	if errors.As(err, &ec) {
+		if ec.err != nil {
+			fmt.Fprintln(os.Stderr, "hwpprobe:", ec.err)
+		}
+		return ec.code
+	}
+	fmt.Fprintln(os.Stderr, "hwpprobe:", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitError
+}
+
+// isCobraUsage recognises cobra's own errors for unknown commands and
+// flags, which it does not type.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

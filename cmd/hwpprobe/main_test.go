@@ -1,0 +1,64 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// hwpprobeBin is the real binary, built once by TestMain, that the
+// end-to-end tests run.
+var hwpprobeBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hwpprobe-bin")
+	if err != nil {
+		panic(err)
+	}
+	hwpprobeBin = filepath.Join(dir, "hwpprobe")
+	if out, err := exec.Command("go", "build", "-o", hwpprobeBin, ".").CombinedOutput(); err != nil {
+		os.Stderr.Write(out)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// runBin runs the built binary and returns stdout, stderr and exit status.
+func runBin(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(hwpprobeBin, args...)
+	var o, e stringsBuilder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return o.String(), e.String(), code
+}
+
+type stringsBuilder struct{ b []byte }
+
+func (s *stringsBuilder) Write(p []byte) (int, error) { s.b = append(s.b, p...); return len(p), nil }
+func (s *stringsBuilder) String() string              { return string(s.b) }
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+	}{
+		{[]string{"--version"}, 0},
+		{[]string{"no-such-command"}, 2},
+		{[]string{"--no-such-flag"}, 2},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runBin(t, tt.args...)
+		if code != tt.code {
+			t.Errorf("hwpprobe %v: exit %d, want %d (stderr %q)", tt.args, code, tt.code, stderr)
+		}
+	}
+}

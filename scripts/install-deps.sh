@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the build and the tests need on a fresh Debian machine:
+# Go (1.26 via the module proxy's toolchain if the system one is older),
+# clang + libbpf headers (eBPF objects), fuse3 (emulated machines),
+# linux-cpupower (the kernel's x86_energy_perf_policy and turbostat, peers
+# in tests), bpftool, bpftrace and linux-perf (benchmarks).
+set -euo pipefail
+need=()
+for p in clang llvm libbpf-dev fuse3 linux-cpupower bpftool bpftrace linux-perf; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
+done
+if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then
+	need+=(golang-go)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+	SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+	$SUDO apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}"
+fi
+# go.mod names go 1.26: an older go fetches that toolchain (GOTOOLCHAIN=auto).
+go version
