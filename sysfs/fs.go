@@ -65,3 +65,18 @@ func (f FS) Exists(elem ...string) bool {
 
 // IsNotExist reports whether err says a file is absent.
 func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
+
+// EmulatedMarker is the file an emulated machine (hwpemu, package emu)
+// places in the CPU sysfs directory; it holds the machine's name. No kernel
+// has such a file, so its presence means every figure read is emulated and
+// output must say so.
+const EmulatedMarker = "sys/devices/system/cpu/hwpemu_machine"
+
+// Emulated returns the emulated machine's name, or "" on real hardware.
+func (f FS) Emulated() string {
+	s, err := f.ReadString(EmulatedMarker)
+	if err != nil {
+		return ""
+	}
+	return s
+}
