@@ -81,8 +81,8 @@ type Value struct {
 func (v Value) OK() bool { return v.Src != SrcNone && v.Flags&FlagReadsZero == 0 }
 
 type valueJSON struct {
-	V     float64 `json:"v"`
-	Src   Source  `json:"src"`
+	V     float64  `json:"v"`
+	Src   Source   `json:"src"`
 	Flags []string `json:"flags,omitempty"`
 }
 
