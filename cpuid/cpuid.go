@@ -1,0 +1,141 @@
+// Package cpuid reads CPUID leaves of a chosen logical CPU through the
+// kernel's cpuid driver (/dev/cpu/N/cpuid, CONFIG_X86_CPUID), and decodes the
+// leaves hwpprobe needs. It never executes the CPUID instruction itself:
+// hybrid parts answer differently per CPU, and an emulated machine serves
+// these device files.
+//
+// A read is a 16-byte pread at offset = leaf | subleaf<<32 that returns
+// EAX, EBX, ECX and EDX as little-endian 32-bit words
+// (arch/x86/kernel/cpuid.c, cpuid_read()).
+package cpuid
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"syscall"
+)
+
+// Sentinel errors; errors returned by this package wrap one of them.
+var (
+	// ErrNoDevice: /dev/cpu/N/cpuid is missing (the cpuid module is not
+	// loaded, or the kernel lacks CONFIG_X86_CPUID): `modprobe cpuid`.
+	ErrNoDevice = errors.New("cpuid device missing (run: modprobe cpuid)")
+	// ErrPermission: the device exists but may not be opened; it is
+	// root-only (mode 0600).
+	ErrPermission = errors.New("permission denied reading cpuid device (run as root: sudo)")
+	// ErrOffline: the CPU is offline; the driver's open answers ENXIO.
+	ErrOffline = errors.New("CPU is offline")
+	// ErrShortRead: the device returned fewer than 16 bytes.
+	ErrShortRead = errors.New("short read from cpuid device")
+)
+
+// Regs holds the four output registers of one CPUID leaf.
+type Regs struct {
+	EAX, EBX, ECX, EDX uint32
+}
+
+// Reader returns CPUID leaf/subleaf as seen by one logical CPU.
+type Reader interface {
+	CPUID(cpu int, leaf, subleaf uint32) (Regs, error)
+}
+
+// Dev reads <root>/dev/cpu/N/cpuid, keeping one descriptor per CPU open
+// until Close. It is safe for concurrent use.
+type Dev struct {
+	root  string
+	mu    sync.Mutex
+	files map[int]*os.File
+}
+
+// Open returns a Dev for the system whose root file system is at root ("/"
+// for the running system). Devices are opened lazily, read-only.
+func Open(root string) *Dev {
+	return &Dev{root: root, files: map[int]*os.File{}}
+}
+
+// Path returns the device path for cpu.
+func (d *Dev) Path(cpu int) string {
+	return filepath.Join(d.root, "dev/cpu", strconv.Itoa(cpu), "cpuid")
+}
+
+func (d *Dev) file(cpu int) (*os.File, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if f, ok := d.files[cpu]; ok {
+		return f, nil
+	}
+	f, err := os.OpenFile(d.Path(cpu), os.O_RDONLY, 0)
+	if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrPermission):
+			return nil, fmt.Errorf("%s: %w", d.Path(cpu), ErrPermission)
+		case errors.Is(err, syscall.ENXIO), errors.Is(err, syscall.EIO):
+			return nil, fmt.Errorf("cpu%d: %w", cpu, ErrOffline)
+		case errors.Is(err, fs.ErrNotExist):
+			return nil, fmt.Errorf("%s: %w", d.Path(cpu), ErrNoDevice)
+		}
+		return nil, fmt.Errorf("cpu%d: open cpuid device: %w", cpu, err)
+	}
+	d.files[cpu] = f
+	return f, nil
+}
+
+// CPUID implements Reader.
+func (d *Dev) CPUID(cpu int, leaf, subleaf uint32) (Regs, error) {
+	f, err := d.file(cpu)
+	if err != nil {
+		return Regs{}, err
+	}
+	var buf [16]byte
+	off := int64(uint64(leaf) | uint64(subleaf)<<32)
+	n, err := f.ReadAt(buf[:], off)
+	if n < len(buf) {
+		if err == nil {
+			err = ErrShortRead
+		}
+		return Regs{}, fmt.Errorf("cpu%d cpuid %#x.%d: %w", cpu, leaf, subleaf, err)
+	}
+	return Regs{
+		EAX: binary.LittleEndian.Uint32(buf[0:]),
+		EBX: binary.LittleEndian.Uint32(buf[4:]),
+		ECX: binary.LittleEndian.Uint32(buf[8:]),
+		EDX: binary.LittleEndian.Uint32(buf[12:]),
+	}, nil
+}
+
+// Close closes every open device.
+func (d *Dev) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var errs []error
+	for cpu, f := range d.files {
+		errs = append(errs, f.Close())
+		delete(d.files, cpu)
+	}
+	return errors.Join(errs...)
+}
+
+// Leaf names one CPUID leaf and subleaf.
+type Leaf struct {
+	Leaf, Subleaf uint32
+}
+
+// Map is an in-memory Reader for tests: Map[cpu][Leaf{l, s}]. A leaf absent
+// from a present CPU reads as zeros, as the instruction answers for an
+// unimplemented leaf below the maximum; an absent CPU is ErrOffline.
+type Map map[int]map[Leaf]Regs
+
+// CPUID implements Reader.
+func (m Map) CPUID(cpu int, leaf, subleaf uint32) (Regs, error) {
+	leaves, ok := m[cpu]
+	if !ok {
+		return Regs{}, fmt.Errorf("cpu%d: %w", cpu, ErrOffline)
+	}
+	return leaves[Leaf{leaf, subleaf}], nil
+}
