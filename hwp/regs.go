@@ -40,7 +40,7 @@ type Request struct {
 	// ActivityWindow is the raw 10-bit field, bits 41:32: a 7-bit
 	// mantissa (6:0) times 10 to the 3-bit exponent (9:7), in µs.
 	ActivityWindow uint16
-	PackageControl bool  // bit 42: take fields from IA32_HWP_REQUEST_PKG
+	PackageControl bool // bit 42: take fields from IA32_HWP_REQUEST_PKG
 	// Valid is bits 63:59 (newer parts): per-field "take this value rather
 	// than the package request" bits for EPP, Activity_Window, Desired,
 	// Maximum and Minimum (bits 63, 62, 61, 60, 59).

@@ -1,0 +1,302 @@
+package hwp
+
+// The decoders in this file follow the register layouts of the Intel SDM
+// vol. 3B ch. 15 and vol. 4 (Model-Specific Registers), as also read by the
+// kernel's tools/power/x86/turbostat/turbostat.c and
+// tools/power/x86/x86_energy_perf_policy/x86_energy_perf_policy.c.
+
+// Register addresses not covered by the block in regs.go.
+const (
+	// MSR_TURBO_RATIO_LIMIT1 is 0x1AE. On parts with turbo ratio group
+	// limits (Atom Goldmont and later, Skylake-SP and later servers, hybrid
+	// parts) it holds the active-core count of each group in
+	// MSR_TURBO_RATIO_LIMIT; on Ivy Bridge-EP/Haswell-EP it holds further
+	// ratios instead (turbostat: has_turbo_ratio_group_limits).
+	MSR_TURBO_RATIO_LIMIT1 = 0x1AE
+)
+
+func bit(v uint64, n uint) bool { return v>>n&1 != 0 }
+
+// b01 returns 1 when bit n of v is set, else 0.
+func b01(v uint64, n uint) uint64 { return v >> n & 1 }
+
+// Interrupt is IA32_HWP_INTERRUPT (0x773): which HWP notifications raise a
+// thermal interrupt.
+type Interrupt struct {
+	GuaranteedPerfChange bool // EN_Guaranteed_Performance_Change, bit 0
+	ExcursionMin         bool // EN_Excursion_Minimum, bit 1
+	HighestChange        bool // EN_Highest_Change, bit 2 (if CPUID.06H:EAX[15])
+}
+
+// DecodeInterrupt decodes IA32_HWP_INTERRUPT.
+func DecodeInterrupt(v uint64) Interrupt {
+	return Interrupt{
+		GuaranteedPerfChange: bit(v, 0),
+		ExcursionMin:         bit(v, 1),
+		HighestChange:        bit(v, 2),
+	}
+}
+
+// Status is IA32_HWP_STATUS (0x777): sticky HWP feedback bits.
+type Status struct {
+	GuaranteedPerfChange bool // Guaranteed_Performance_Change, bit 0
+	ExcursionMin         bool // Excursion_To_Minimum, bit 2 (bit 1 is reserved)
+	HighestChange        bool // Highest_Change, bit 3
+	PECIOverrideEntry    bool // PECI_Override_Entry, bit 4
+	PECIOverrideExit     bool // PECI_Override_Exit, bit 5
+}
+
+// DecodeStatus decodes IA32_HWP_STATUS. Excursion_To_Minimum is bit 2 as
+// in the SDM; turbostat before its January 2023 fix tested bit 1.
+func DecodeStatus(v uint64) Status {
+	return Status{
+		GuaranteedPerfChange: bit(v, 0),
+		ExcursionMin:         bit(v, 2),
+		HighestChange:        bit(v, 3),
+		PECIOverrideEntry:    bit(v, 4),
+		PECIOverrideExit:     bit(v, 5),
+	}
+}
+
+// DecodePMEnable returns HWP_ENABLE, bit 0 of IA32_PM_ENABLE (0x770).
+func DecodePMEnable(v uint64) bool { return bit(v, 0) }
+
+// PlatformInfo is MSR_PLATFORM_INFO (0xCE).
+type PlatformInfo struct {
+	MaxNonTurboRatio       uint8 // Maximum Non-Turbo Ratio (base), bits 15:8
+	ProgrammableRatioLimit bool  // Programmable Ratio Limit for Turbo Mode, bit 28
+	ProgrammableTDPLimit   bool  // Programmable TDP Limit for Turbo Mode, bit 29
+	ProgrammableTjOffset   bool  // Programmable TJ OFFSET, bit 30
+	MaxEfficiencyRatio     uint8 // Maximum Efficiency Ratio, bits 47:40
+	MinOperatingRatio      uint8 // Minimum Operating Ratio, bits 55:48 (0: not reported)
+}
+
+// DecodePlatformInfo decodes MSR_PLATFORM_INFO.
+func DecodePlatformInfo(v uint64) PlatformInfo {
+	return PlatformInfo{
+		MaxNonTurboRatio:       uint8(v >> 8),
+		ProgrammableRatioLimit: bit(v, 28),
+		ProgrammableTDPLimit:   bit(v, 29),
+		ProgrammableTjOffset:   bit(v, 30),
+		MaxEfficiencyRatio:     uint8(v >> 40),
+		MinOperatingRatio:      uint8(v >> 48),
+	}
+}
+
+// DecodePerfStatus returns the current performance ratio of
+// IA32_PERF_STATUS (0x198), bits 15:8.
+func DecodePerfStatus(v uint64) uint8 { return uint8(v >> 8) }
+
+// PerfCtl is IA32_PERF_CTL (0x199).
+type PerfCtl struct {
+	TargetRatio    uint8 // target performance state value, bits 15:8
+	TurboDisengage bool  // IDA (turbo) engage disable, bit 32
+}
+
+// DecodePerfCtl decodes IA32_PERF_CTL.
+func DecodePerfCtl(v uint64) PerfCtl {
+	return PerfCtl{TargetRatio: uint8(v >> 8), TurboDisengage: bit(v, 32)}
+}
+
+// MiscEnable is the power-management part of IA32_MISC_ENABLE (0x1A0).
+type MiscEnable struct {
+	FastStrings     bool // bit 0
+	AutoTCC         bool // automatic thermal control circuit enable (TM1), bit 3
+	PerfMon         bool // performance monitoring available, bit 7
+	PrefetchDisable bool // hardware prefetcher disable, bit 9
+	EIST            bool // Enhanced Intel SpeedStep Technology enable, bit 16
+	MWAIT           bool // ENABLE MONITOR FSM, bit 18
+	LimitCPUID      bool // limit CPUID maxval, bit 22
+	XDDisable       bool // XD bit disable, bit 34
+	TurboDisable    bool // IDA/turbo mode disable, bit 38
+}
+
+// DecodeMiscEnable decodes IA32_MISC_ENABLE.
+func DecodeMiscEnable(v uint64) MiscEnable {
+	return MiscEnable{
+		FastStrings:     bit(v, 0),
+		AutoTCC:         bit(v, 3),
+		PerfMon:         bit(v, 7),
+		PrefetchDisable: bit(v, 9),
+		EIST:            bit(v, 16),
+		MWAIT:           bit(v, 18),
+		LimitCPUID:      bit(v, 22),
+		XDDisable:       bit(v, 34),
+		TurboDisable:    bit(v, 38),
+	}
+}
+
+// TemperatureTarget is MSR_TEMPERATURE_TARGET (0x1A2).
+type TemperatureTarget struct {
+	TjMax  uint8 // Temperature Target (TjMax) in °C, bits 23:16
+	Offset uint8 // TCC activation offset in °C, bits 29:24
+}
+
+// DecodeTemperatureTarget decodes MSR_TEMPERATURE_TARGET. The offset is
+// read from bits 29:24 (6 bits) as the SDM describes for current parts;
+// turbostat reads only bits 27:24 on some older models.
+func DecodeTemperatureTarget(v uint64) TemperatureTarget {
+	return TemperatureTarget{TjMax: uint8(v >> 16), Offset: uint8(v>>24) & 0x3f}
+}
+
+// ThermStatus is IA32_THERM_STATUS (0x19C) or IA32_PACKAGE_THERM_STATUS
+// (0x1B1). Each event has a status bit (the condition now) and a log bit
+// (sticky, set since software last cleared it).
+type ThermStatus struct {
+	ThermalStatus   bool  // bit 0
+	ThermalLog      bool  // bit 1
+	PROCHOT         bool  // PROCHOT# or FORCEPR# event, bit 2
+	PROCHOTLog      bool  // bit 3
+	Critical        bool  // critical temperature status, bit 4
+	CriticalLog     bool  // bit 5
+	Threshold1      bool  // thermal threshold #1 status, bit 6
+	Threshold1Log   bool  // bit 7
+	Threshold2      bool  // thermal threshold #2 status, bit 8
+	Threshold2Log   bool  // bit 9
+	PowerLimit      bool  // power limitation status, bit 10
+	PowerLimitLog   bool  // bit 11
+	CurrentLimit    bool  // current limit status, bit 12 (core register only)
+	CurrentLimitLog bool  // bit 13 (core register only)
+	CrossDomain     bool  // cross-domain limit status, bit 14 (core register only)
+	CrossDomainLog  bool  // bit 15 (core register only)
+	Readout         uint8 // digital readout: °C below TjMax, bits 22:16
+	Resolution      uint8 // resolution in °C, bits 30:27 (core register only)
+	ReadingValid    bool  // bit 31 (core register only)
+}
+
+// DecodeThermStatus decodes IA32_THERM_STATUS or IA32_PACKAGE_THERM_STATUS.
+// Bits 15:12, 30:27 and 31 are reserved in the package register.
+func DecodeThermStatus(v uint64) ThermStatus {
+	return ThermStatus{
+		ThermalStatus:   bit(v, 0),
+		ThermalLog:      bit(v, 1),
+		PROCHOT:         bit(v, 2),
+		PROCHOTLog:      bit(v, 3),
+		Critical:        bit(v, 4),
+		CriticalLog:     bit(v, 5),
+		Threshold1:      bit(v, 6),
+		Threshold1Log:   bit(v, 7),
+		Threshold2:      bit(v, 8),
+		Threshold2Log:   bit(v, 9),
+		PowerLimit:      bit(v, 10),
+		PowerLimitLog:   bit(v, 11),
+		CurrentLimit:    bit(v, 12),
+		CurrentLimitLog: bit(v, 13),
+		CrossDomain:     bit(v, 14),
+		CrossDomainLog:  bit(v, 15),
+		Readout:         uint8(v>>16) & 0x7f,
+		Resolution:      uint8(v>>27) & 0xf,
+		ReadingValid:    bit(v, 31),
+	}
+}
+
+// Temperature returns the temperature in °C for a thermal status readout:
+// TjMax minus the readout. The TCC offset is not subtracted (as turbostat).
+func Temperature(tjMax, readout uint8) int { return int(tjMax) - int(readout) }
+
+// TurboGroup is one turbo ratio limit: the highest ratio while at most
+// Cores cores are active.
+type TurboGroup struct {
+	Cores uint8
+	Ratio uint8
+}
+
+// DecodeTurboRatioLimit decodes MSR_TURBO_RATIO_LIMIT (0x1AD) on parts
+// without group limits: byte i is the ratio limit for i+1 active cores.
+// Bytes that are 0 are omitted, as turbostat does.
+func DecodeTurboRatioLimit(v uint64) []TurboGroup {
+	return DecodeTurboRatioGroups(v, 0x0807060504030201)
+}
+
+// DecodeTurboRatioGroups decodes MSR_TURBO_RATIO_LIMIT with the active
+// core count of each group taken from MSR_TURBO_RATIO_LIMIT1 (0x1AE) on
+// parts with group limits: byte i of ratios applies up to byte i of
+// counts cores. Groups whose ratio or count is 0 are omitted.
+func DecodeTurboRatioGroups(ratios, counts uint64) []TurboGroup {
+	var g []TurboGroup
+	for i := uint(0); i < 8; i++ {
+		r, c := uint8(ratios>>(8*i)), uint8(counts>>(8*i))
+		if r == 0 || c == 0 {
+			continue
+		}
+		g = append(g, TurboGroup{Cores: c, Ratio: r})
+	}
+	return g
+}
+
+// CPPCCap1 is AMD MSR_AMD_CPPC_CAP1 (0xC00102B0). The field order is the
+// reverse of IA32_HWP_CAPABILITIES.
+type CPPCCap1 struct {
+	Highest         uint8 // HighestPerf, bits 31:24
+	Nominal         uint8 // NominalPerf, bits 23:16
+	LowestNonlinear uint8 // LowestNonlinearPerf, bits 15:8
+	Lowest          uint8 // LowestPerf, bits 7:0
+}
+
+// DecodeCPPCCap1 decodes MSR_AMD_CPPC_CAP1.
+func DecodeCPPCCap1(v uint64) CPPCCap1 {
+	return CPPCCap1{
+		Highest:         uint8(v >> 24),
+		Nominal:         uint8(v >> 16),
+		LowestNonlinear: uint8(v >> 8),
+		Lowest:          uint8(v),
+	}
+}
+
+// DecodeCPPCEnable returns CPPC_EN, bit 0 of MSR_AMD_CPPC_ENABLE
+// (0xC00102B1).
+func DecodeCPPCEnable(v uint64) bool { return bit(v, 0) }
+
+// CPPCReq is AMD MSR_AMD_CPPC_REQ (0xC00102B3).
+type CPPCReq struct {
+	Max     uint8 // MaxPerf, bits 7:0
+	Min     uint8 // MinPerf, bits 15:8
+	Desired uint8 // DesPerf, bits 23:16 (0: autonomous)
+	EPP     uint8 // EnergyPerfPref, bits 31:24
+}
+
+// DecodeCPPCReq decodes MSR_AMD_CPPC_REQ.
+func DecodeCPPCReq(v uint64) CPPCReq {
+	return CPPCReq{
+		Max:     uint8(v),
+		Min:     uint8(v >> 8),
+		Desired: uint8(v >> 16),
+		EPP:     uint8(v >> 24),
+	}
+}
+
+// EPBName returns the name the kernel gives an EPB value in
+// /sys/devices/system/cpu/cpuN/power/energy_perf_bias
+// (arch/x86/kernel/cpu/intel_epb.c, energy_perf_strings): 0 "performance",
+// 4 "balance-performance", 6 "normal", 8 "balance-power", 15 "power".
+// Other values have no name and give "".
+func EPBName(epb uint8) string {
+	switch epb {
+	case 0:
+		return "performance"
+	case 4:
+		return "balance-performance"
+	case 6:
+		return "normal"
+	case 8:
+		return "balance-power"
+	case 15:
+		return "power"
+	}
+	return ""
+}
+
+// EPBTurbostatName returns the word turbostat prints for an EPB value
+// (turbostat.c, print_epb): "performance" (0), "balanced" (6),
+// "powersave" (15), anything else "custom".
+func EPBTurbostatName(epb uint8) string {
+	switch epb {
+	case 0:
+		return "performance"
+	case 6:
+		return "balanced"
+	case 15:
+		return "powersave"
+	}
+	return "custom"
+}

@@ -1,0 +1,573 @@
+package regs
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/rapl"
+)
+
+// Default context values, used (and listed in Decoded.Assumptions) when
+// the Context lacks the register.
+const (
+	// DefaultTjMax is the TjMax turbostat assumes when
+	// MSR_TEMPERATURE_TARGET cannot be read (turbostat.c, set_temperature_target).
+	DefaultTjMax = 100
+	// DefaultAMDPowerUnitRaw is AMD RAPL_PWR_UNIT as read on a Ryzen 9
+	// 7950X (turbostat 21.05.04 output, /work/shared/vectors): 1 W,
+	// 15.3 µJ, 977 µs.
+	DefaultAMDPowerUnitRaw = 0x000a1000
+)
+
+// Models (display family 6) whose table or unit differs, from turbostat.c
+// turbostat_pdata and the platform_features it names.
+var (
+	// haswellPLR: models with plr_msrs = PLR_CORE (hsw, hsx, hswl,
+	// hswg features): the only ones turbostat decodes
+	// MSR_CORE_PERF_LIMIT_REASONS for.
+	haswellPLR = map[uint32]string{0x3C: "Haswell", 0x3F: "Haswell-X", 0x45: "Haswell-L", 0x46: "Haswell-G"}
+	// fixedDRAMUnit: models with has_fixed_rapl_unit (hsx, bdx, skx, icx,
+	// knl features), whose DRAM domain counts in 2^-16 J (15.3 µJ)
+	// whatever MSR_RAPL_POWER_UNIT says.
+	fixedDRAMUnit = map[uint32]bool{0x3F: true, 0x4F: true, 0x56: true, 0x55: true, 0x6A: true, 0x6C: true, 0x57: true, 0x85: true}
+)
+
+func registers() []*Register {
+	return []*Register{
+		{Name: "IA32_MPERF", Address: hwp.MSR_IA32_MPERF, Scope: Thread,
+			Doc: "maximum-frequency (TSC-rate) clock count while in C0", decode: decodeCounter},
+		{Name: "IA32_APERF", Address: hwp.MSR_IA32_APERF, Scope: Thread,
+			Doc: "actual clock count while in C0", decode: decodeCounter},
+		{Name: "MSR_PLATFORM_INFO", Address: hwp.MSR_PLATFORM_INFO, Scope: Package,
+			Doc: "base (max non-turbo), max efficiency and min operating ratios", decode: decodePlatformInfo},
+		{Name: "IA32_PERF_STATUS", Address: hwp.MSR_IA32_PERF_STATUS, Scope: Thread,
+			Doc: "current performance state (ratio)", decode: decodePerfStatus},
+		{Name: "IA32_PERF_CTL", Address: hwp.MSR_IA32_PERF_CTL, Scope: Thread,
+			Doc: "requested performance state (ignored while HWP is enabled)", decode: decodePerfCtl},
+		{Name: "IA32_THERM_STATUS", Address: hwp.MSR_IA32_THERM_STATUS, Scope: Core,
+			Uses: []uint32{hwp.MSR_TEMPERATURE_TARGET},
+			Doc:  "core thermal status and digital temperature readout", decode: decodeThermStatus(false)},
+		{Name: "IA32_MISC_ENABLE", Address: hwp.MSR_IA32_MISC_ENABLE, Scope: Thread,
+			Doc: "miscellaneous enables: EIST, turbo disable, TCC, MWAIT", decode: decodeMiscEnable},
+		{Name: "MSR_TEMPERATURE_TARGET", Address: hwp.MSR_TEMPERATURE_TARGET, Scope: Package,
+			Doc: "TjMax and TCC activation offset", decode: decodeTemperatureTarget},
+		{Name: "MSR_TURBO_RATIO_LIMIT", Address: hwp.MSR_TURBO_RATIO_LIMIT, Scope: Package,
+			Uses: []uint32{hwp.MSR_TURBO_RATIO_LIMIT1},
+			Doc:  "maximum turbo ratio by number of active cores", decode: decodeTurboRatioLimit},
+		{Name: "MSR_TURBO_RATIO_LIMIT1", Address: hwp.MSR_TURBO_RATIO_LIMIT1, Scope: Package,
+			Aliases: []string{"MSR_TURBO_RATIO_LIMIT_CORES"},
+			Doc:     "turbo group core counts (group-limit parts)", decode: decodeTurboRatioLimit1},
+		{Name: "IA32_ENERGY_PERF_BIAS", Address: hwp.MSR_IA32_ENERGY_PERF_BIAS, Scope: Thread,
+			Aliases: []string{"EPB"},
+			Doc:     "energy/performance bias hint (EPB)", decode: decodeEPB},
+		{Name: "IA32_PACKAGE_THERM_STATUS", Address: hwp.MSR_IA32_PACKAGE_THERM_STATUS, Scope: Package,
+			Aliases: []string{"PKG_THERM_STATUS"},
+			Uses:    []uint32{hwp.MSR_TEMPERATURE_TARGET},
+			Doc:     "package thermal status and digital temperature readout", decode: decodeThermStatus(true)},
+		{Name: "MSR_RAPL_POWER_UNIT", Address: rapl.MSR_RAPL_POWER_UNIT, Scope: Package,
+			Doc: "RAPL power, energy and time units", decode: decodePowerUnit},
+		{Name: "MSR_PKG_POWER_LIMIT", Address: rapl.MSR_PKG_POWER_LIMIT, Scope: Package,
+			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
+			Doc:  "package power limits PL1 and PL2", decode: decodePowerLimit},
+		{Name: "MSR_PKG_ENERGY_STATUS", Address: rapl.MSR_PKG_ENERGY_STATUS, Scope: Package,
+			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
+			Doc:  "package energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
+		{Name: "MSR_PKG_POWER_INFO", Address: rapl.MSR_PKG_POWER_INFO, Scope: Package,
+			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
+			Doc:  "package TDP and power range", decode: decodePowerInfo},
+		{Name: "MSR_DRAM_ENERGY_STATUS", Address: rapl.MSR_DRAM_ENERGY_STATUS, Scope: Package,
+			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT, CPUSignature},
+			Doc:  "DRAM energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, true)},
+		{Name: "MSR_PP0_ENERGY_STATUS", Address: rapl.MSR_PP0_ENERGY_STATUS, Scope: Package,
+			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
+			Doc:  "cores (PP0) energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
+		{Name: "MSR_PP1_ENERGY_STATUS", Address: rapl.MSR_PP1_ENERGY_STATUS, Scope: Package,
+			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
+			Doc:  "graphics (PP1) energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
+		{Name: "MSR_PLATFORM_ENERGY_STATUS", Address: rapl.MSR_PLATFORM_ENERGY_STATUS, Scope: Package,
+			Aliases: []string{"PSYS_ENERGY_STATUS"},
+			Uses:    []uint32{rapl.MSR_RAPL_POWER_UNIT},
+			Doc:     "platform (psys) energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
+		{Name: "MSR_CORE_PERF_LIMIT_REASONS", Address: hwp.MSR_CORE_PERF_LIMIT_REASONS, Scope: Package,
+			Aliases: []string{"PERF_LIMIT_REASONS"},
+			Uses:    []uint32{CPUSignature},
+			Doc:     "why the core runs below the requested frequency (model-specific bits)", decode: decodeCoreLimitReasons},
+		{Name: "IA32_PM_ENABLE", Address: hwp.MSR_IA32_PM_ENABLE, Scope: Package,
+			Doc: "HWP enable", decode: decodePMEnable},
+		{Name: "IA32_HWP_CAPABILITIES", Address: hwp.MSR_IA32_HWP_CAPABILITIES, Scope: Thread,
+			Aliases: []string{"HWP_CAP"},
+			Doc:     "HWP performance range: highest, guaranteed, most efficient, lowest", decode: decodeCapabilities},
+		{Name: "IA32_HWP_REQUEST_PKG", Address: hwp.MSR_IA32_HWP_REQUEST_PKG, Scope: Package,
+			Aliases: []string{"HWP_REQ_PKG"},
+			Doc:     "package-level HWP request", decode: decodeRequest(false)},
+		{Name: "IA32_HWP_INTERRUPT", Address: hwp.MSR_IA32_HWP_INTERRUPT, Scope: Thread,
+			Doc: "HWP notification enables", decode: decodeInterrupt},
+		{Name: "IA32_HWP_REQUEST", Address: hwp.MSR_IA32_HWP_REQUEST, Scope: Thread,
+			Aliases: []string{"HWP_REQ"},
+			Doc:     "HWP request: min, max, desired, EPP, activity window", decode: decodeRequest(true)},
+		{Name: "IA32_HWP_STATUS", Address: hwp.MSR_IA32_HWP_STATUS, Scope: Thread,
+			Doc: "HWP feedback: guaranteed change, excursion to minimum", decode: decodeStatus},
+		{Name: "MSR_AMD_CPPC_CAP1", Address: hwp.MSR_AMD_CPPC_CAP1, Vendor: AMD, Scope: Thread,
+			Aliases: []string{"CPPC_CAP1"},
+			Doc:     "CPPC performance range: highest, nominal, lowest nonlinear, lowest", decode: decodeCPPCCap1},
+		{Name: "MSR_AMD_CPPC_ENABLE", Address: hwp.MSR_AMD_CPPC_ENABLE, Vendor: AMD, Scope: Thread,
+			Aliases: []string{"CPPC_ENABLE"},
+			Doc:     "CPPC enable", decode: decodeCPPCEnable},
+		{Name: "MSR_AMD_CPPC_REQ", Address: hwp.MSR_AMD_CPPC_REQ, Vendor: AMD, Scope: Thread,
+			Aliases: []string{"CPPC_REQ"},
+			Doc:     "CPPC request: max, min, desired, EPP", decode: decodeCPPCReq},
+		{Name: "MSR_AMD_RAPL_POWER_UNIT", Address: rapl.MSR_AMD_RAPL_POWER_UNIT, Vendor: AMD, Scope: Package,
+			Aliases: []string{"RAPL_PWR_UNIT"},
+			Doc:     "AMD RAPL power, energy and time units", decode: decodePowerUnit},
+		{Name: "MSR_AMD_CORE_ENERGY_STATUS", Address: rapl.MSR_AMD_CORE_ENERGY_STATUS, Vendor: AMD, Scope: Core,
+			Aliases: []string{"CORE_ENERGY_STAT"},
+			Uses:    []uint32{rapl.MSR_AMD_RAPL_POWER_UNIT},
+			Doc:     "AMD core energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_AMD_RAPL_POWER_UNIT, false)},
+		{Name: "MSR_AMD_PKG_ENERGY_STATUS", Address: rapl.MSR_AMD_PKG_ENERGY_STATUS, Vendor: AMD, Scope: Package,
+			Aliases: []string{"PKG_ENERGY_STAT"},
+			Uses:    []uint32{rapl.MSR_AMD_RAPL_POWER_UNIT},
+			Doc:     "AMD package energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_AMD_RAPL_POWER_UNIT, false)},
+	}
+}
+
+// onOff gives 1 or 0 for a flag that turbostat prints as a number.
+func onOff(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// prefixNo returns "" when b is set and no otherwise (turbostat's
+// "%sHWP" with "No-").
+func prefixNo(b bool, no string) string {
+	if b {
+		return ""
+	}
+	return no
+}
+
+func decodeCounter(d *Decoded, _ Context) {
+	d.add("count", d.Raw)
+	d.Summary = fmt.Sprintf("%d", d.Raw)
+}
+
+func decodeRequest(thread bool) func(*Decoded, Context) {
+	return func(d *Decoded, _ Context) {
+		r := hwp.DecodeRequest(d.Raw)
+		d.add("min", uint64(r.Min))
+		d.add("max", uint64(r.Max))
+		d.add("desired", uint64(r.Desired))
+		d.add("epp", uint64(r.EPP))
+		d.add("activity_window", uint64(r.ActivityWindow))
+		d.add("activity_window_us", r.ActivityWindowMicros())
+		// turbostat and x86_energy_perf_policy print these fields for
+		// both registers, though bit 42 and the valid bits belong to
+		// IA32_HWP_REQUEST only.
+		s := fmt.Sprintf("min %d max %d des %d epp 0x%x window 0x%x", r.Min, r.Max, r.Desired, r.EPP, r.ActivityWindow)
+		if thread {
+			d.add("package_control", onOff(r.PackageControl))
+			d.add("valid_bits", uint64(r.Valid))
+			s += fmt.Sprintf(" pkg 0x%x", onOff(r.PackageControl))
+		}
+		d.Summary = s
+	}
+}
+
+func decodeCapabilities(d *Decoded, _ Context) {
+	c := hwp.DecodeCapabilities(d.Raw)
+	d.add("highest", uint64(c.Highest))
+	d.add("guaranteed", uint64(c.Guaranteed))
+	d.add("most_efficient", uint64(c.MostEfficient))
+	d.add("lowest", uint64(c.Lowest))
+	d.Summary = fmt.Sprintf("high %d guar %d eff %d low %d", c.Highest, c.Guaranteed, c.MostEfficient, c.Lowest)
+}
+
+func decodePMEnable(d *Decoded, _ Context) {
+	on := hwp.DecodePMEnable(d.Raw)
+	d.add("hwp_enable", onOff(on))
+	d.Summary = prefixNo(on, "No-") + "HWP"
+}
+
+func decodeInterrupt(d *Decoded, _ Context) {
+	i := hwp.DecodeInterrupt(d.Raw)
+	d.add("guaranteed_perf_change", onOff(i.GuaranteedPerfChange))
+	d.add("excursion_min", onOff(i.ExcursionMin))
+	d.add("highest_change", onOff(i.HighestChange))
+	en := func(b bool) string {
+		if b {
+			return "EN"
+		}
+		return "Dis"
+	}
+	d.Summary = fmt.Sprintf("%s_Guaranteed_Perf_Change, %s_Excursion_Min", en(i.GuaranteedPerfChange), en(i.ExcursionMin))
+}
+
+func decodeStatus(d *Decoded, _ Context) {
+	s := hwp.DecodeStatus(d.Raw)
+	d.add("guaranteed_perf_change", onOff(s.GuaranteedPerfChange))
+	d.add("excursion_min", onOff(s.ExcursionMin))
+	d.add("highest_change", onOff(s.HighestChange))
+	d.add("peci_override_entry", onOff(s.PECIOverrideEntry))
+	d.add("peci_override_exit", onOff(s.PECIOverrideExit))
+	d.Summary = fmt.Sprintf("%sGuaranteed_Perf_Change, %sExcursion_Min",
+		prefixNo(s.GuaranteedPerfChange, "No-"), prefixNo(s.ExcursionMin, "No-"))
+}
+
+func decodeEPB(d *Decoded, _ Context) {
+	e := hwp.DecodeEPB(d.Raw)
+	d.add("epb", uint64(e))
+	if n := hwp.EPBName(e); n != "" {
+		d.add("epb_name", n)
+	}
+	d.Summary = hwp.EPBTurbostatName(e)
+}
+
+func decodePlatformInfo(d *Decoded, _ Context) {
+	p := hwp.DecodePlatformInfo(d.Raw)
+	d.add("base_ratio", uint64(p.MaxNonTurboRatio))
+	d.add("max_efficiency_ratio", uint64(p.MaxEfficiencyRatio))
+	d.add("min_operating_ratio", uint64(p.MinOperatingRatio))
+	d.add("programmable_ratio_limit", p.ProgrammableRatioLimit)
+	d.add("programmable_tdp_limit", p.ProgrammableTDPLimit)
+	d.add("programmable_tj_offset", p.ProgrammableTjOffset)
+	d.Summary = fmt.Sprintf("base ratio %d, max efficiency ratio %d", p.MaxNonTurboRatio, p.MaxEfficiencyRatio)
+	if p.MinOperatingRatio != 0 {
+		d.Summary += fmt.Sprintf(", min operating ratio %d", p.MinOperatingRatio)
+	}
+}
+
+func decodePerfStatus(d *Decoded, _ Context) {
+	r := hwp.DecodePerfStatus(d.Raw)
+	d.add("ratio", uint64(r))
+	d.Summary = fmt.Sprintf("ratio %d", r)
+}
+
+func decodePerfCtl(d *Decoded, _ Context) {
+	p := hwp.DecodePerfCtl(d.Raw)
+	d.add("ratio", uint64(p.TargetRatio))
+	d.add("turbo_disengage", p.TurboDisengage)
+	d.Summary = fmt.Sprintf("ratio %d", p.TargetRatio)
+	if p.TurboDisengage {
+		d.Summary += ", turbo disengaged"
+	}
+}
+
+func decodeMiscEnable(d *Decoded, _ Context) {
+	m := hwp.DecodeMiscEnable(d.Raw)
+	d.add("fast_strings", m.FastStrings)
+	d.add("tcc", m.AutoTCC)
+	d.add("perfmon", m.PerfMon)
+	d.add("prefetch_disable", m.PrefetchDisable)
+	d.add("eist", m.EIST)
+	d.add("mwait", m.MWAIT)
+	d.add("limit_cpuid", m.LimitCPUID)
+	d.add("xd_disable", m.XDDisable)
+	d.add("turbo_disable", m.TurboDisable)
+	// turbostat.c, dump_misc_enable (wording kept).
+	d.Summary = fmt.Sprintf("%sTCC %sEIST %sMWAIT %sPREFETCH %sTURBO",
+		prefixNo(m.AutoTCC, "No-"), prefixNo(m.EIST, "No-"), prefixNo(m.MWAIT, "No-"),
+		prefixNo(!m.PrefetchDisable, "No-"), prefixNo(!m.TurboDisable, "No-"))
+}
+
+func decodeTemperatureTarget(d *Decoded, _ Context) {
+	t := hwp.DecodeTemperatureTarget(d.Raw)
+	d.add("tjmax_c", int(t.TjMax))
+	d.add("offset_c", int(t.Offset))
+	d.add("tcc_activation_c", int(t.TjMax)-int(t.Offset))
+	// turbostat.c, set_temperature_target: "(%d C) (%d default - %d offset)".
+	d.Summary = fmt.Sprintf("%d C) (%d default - %d offset", int(t.TjMax)-int(t.Offset), t.TjMax, t.Offset)
+}
+
+// tjMax returns TjMax from MSR_TEMPERATURE_TARGET in ctx, or the default
+// with an assumption.
+func tjMax(d *Decoded, ctx Context) uint8 {
+	if v, ok := ctx[hwp.MSR_TEMPERATURE_TARGET]; ok {
+		if t := hwp.DecodeTemperatureTarget(v); t.TjMax != 0 {
+			return t.TjMax
+		}
+		d.assume("MSR_TEMPERATURE_TARGET 0x%x has TjMax 0: assumed %d C", v, DefaultTjMax)
+		return DefaultTjMax
+	}
+	d.assume("TjMax not given (MSR_TEMPERATURE_TARGET): assumed %d C", DefaultTjMax)
+	return DefaultTjMax
+}
+
+func decodeThermStatus(pkg bool) func(*Decoded, Context) {
+	return func(d *Decoded, ctx Context) {
+		s := hwp.DecodeThermStatus(d.Raw)
+		tj := tjMax(d, ctx)
+		temp := hwp.Temperature(tj, s.Readout)
+		d.add("temperature_c", temp)
+		d.add("readout_c", int(s.Readout))
+		d.add("tjmax_c", int(tj))
+		if !pkg {
+			d.add("resolution_c", int(s.Resolution))
+			d.add("reading_valid", s.ReadingValid)
+		}
+		d.add("thermal_status", s.ThermalStatus)
+		d.add("thermal_log", s.ThermalLog)
+		d.add("prochot", s.PROCHOT)
+		d.add("prochot_log", s.PROCHOTLog)
+		d.add("critical", s.Critical)
+		d.add("critical_log", s.CriticalLog)
+		d.add("threshold1", s.Threshold1)
+		d.add("threshold1_log", s.Threshold1Log)
+		d.add("threshold2", s.Threshold2)
+		d.add("threshold2_log", s.Threshold2Log)
+		d.add("power_limit", s.PowerLimit)
+		d.add("power_limit_log", s.PowerLimitLog)
+		if !pkg {
+			d.add("current_limit", s.CurrentLimit)
+			d.add("current_limit_log", s.CurrentLimitLog)
+			d.add("cross_domain_limit", s.CrossDomain)
+			d.add("cross_domain_limit_log", s.CrossDomainLog)
+		}
+		// turbostat.c, print_thermal: "(%d C +/- %d)" for the core
+		// register, "(%d C)" for the package one.
+		if pkg {
+			d.Summary = fmt.Sprintf("%d C", temp)
+		} else {
+			d.Summary = fmt.Sprintf("%d C +/- %d", temp, s.Resolution)
+		}
+		if !pkg && !s.ReadingValid {
+			d.assume("Reading_Valid (bit 31) is clear: the readout may be stale")
+		}
+		var ev []string
+		for _, e := range []struct {
+			on   bool
+			name string
+		}{
+			{s.ThermalStatus, "thermal"}, {s.PROCHOT, "PROCHOT"}, {s.Critical, "critical"},
+			{s.Threshold1, "threshold1"}, {s.Threshold2, "threshold2"}, {s.PowerLimit, "power-limit"},
+			{!pkg && s.CurrentLimit, "current-limit"}, {!pkg && s.CrossDomain, "cross-domain"},
+		} {
+			if e.on {
+				ev = append(ev, e.name)
+			}
+		}
+		if len(ev) > 0 {
+			d.Summary += ", active: " + strings.Join(ev, " ")
+		}
+	}
+}
+
+func decodeTurboRatioLimit(d *Decoded, ctx Context) {
+	if counts, ok := ctx[hwp.MSR_TURBO_RATIO_LIMIT1]; ok {
+		d.assume("MSR_TURBO_RATIO_LIMIT1 0x%x read as group core counts (turbo ratio group limits: Atom, Skylake-X and later servers, hybrid)", counts)
+		var parts []string
+		for i, g := range hwp.DecodeTurboRatioGroups(d.Raw, counts) {
+			d.add(fmt.Sprintf("group%d_cores", i+1), uint64(g.Cores))
+			d.add(fmt.Sprintf("group%d_ratio", i+1), uint64(g.Ratio))
+			parts = append(parts, fmt.Sprintf("%dc %d", g.Cores, g.Ratio))
+		}
+		d.Summary = strings.Join(parts, " ")
+		return
+	}
+	var parts []string
+	for i := 0; i < 8; i++ {
+		r := uint8(d.Raw >> (8 * i))
+		d.add(fmt.Sprintf("ratio_%dc", i+1), uint64(r))
+		if r != 0 {
+			parts = append(parts, fmt.Sprintf("%dc %d", i+1, r))
+		}
+	}
+	d.Summary = strings.Join(parts, " ")
+}
+
+func decodeTurboRatioLimit1(d *Decoded, _ Context) {
+	d.assume("read as group core counts (parts with turbo ratio group limits); on Ivy Bridge-EP and Haswell-EP this register holds ratios for 9-16 active cores instead")
+	var parts []string
+	for i := 0; i < 8; i++ {
+		c := uint8(d.Raw >> (8 * i))
+		d.add(fmt.Sprintf("group%d_cores", i+1), uint64(c))
+		parts = append(parts, fmt.Sprintf("%d", c))
+	}
+	d.Summary = "cores " + strings.Join(parts, " ")
+}
+
+// powerUnit returns the RAPL units from ctx at addr, or the default with
+// an assumption.
+func powerUnit(d *Decoded, ctx Context, addr uint32) rapl.PowerUnit {
+	if v, ok := ctx[addr]; ok {
+		return rapl.DecodePowerUnit(v)
+	}
+	name, def := "MSR_RAPL_POWER_UNIT", uint64(rapl.DefaultPowerUnitRaw)
+	if addr == rapl.MSR_AMD_RAPL_POWER_UNIT {
+		name, def = "MSR_AMD_RAPL_POWER_UNIT", DefaultAMDPowerUnitRaw
+	}
+	u := rapl.DecodePowerUnit(def)
+	d.assume("%s not given: assumed 0x%x (%s W, %s J, %s s)", name, def,
+		fmtFloat(u.Power), fmtFloat(u.Energy), fmtFloat(u.Time))
+	return u
+}
+
+func decodePowerUnit(d *Decoded, _ Context) {
+	u := rapl.DecodePowerUnit(d.Raw)
+	d.add("power_unit_w", u.Power)
+	d.add("energy_unit_j", u.Energy)
+	d.add("time_unit_s", u.Time)
+	// turbostat.c, rapl_probe: "(%f Watts, %f Joules, %f sec.)".
+	d.Summary = fmt.Sprintf("%f Watts, %f Joules, %f sec.", u.Power, u.Energy, u.Time)
+}
+
+func decodePowerInfo(d *Decoded, ctx Context) {
+	u := powerUnit(d, ctx, rapl.MSR_RAPL_POWER_UNIT)
+	p := rapl.DecodePowerInfo(d.Raw, u)
+	d.add("tdp_w", p.TDP)
+	d.add("min_power_w", p.MinPower)
+	d.add("max_power_w", p.MaxPower)
+	d.add("max_window_s", p.MaxWindow)
+	// turbostat.c, print_rapl: "(%.0f W TDP, RAPL %.0f - %.0f W, %f sec.)".
+	d.Summary = fmt.Sprintf("%.0f W TDP, RAPL %.0f - %.0f W, %f sec.", p.TDP, p.MinPower, p.MaxPower, p.MaxWindow)
+}
+
+func decodePowerLimit(d *Decoded, ctx Context) {
+	u := powerUnit(d, ctx, rapl.MSR_RAPL_POWER_UNIT)
+	p := rapl.DecodePowerLimit(d.Raw, u)
+	for _, l := range []struct {
+		n string
+		l rapl.Limit
+	}{{"pl1", p.PL1}, {"pl2", p.PL2}} {
+		d.add(l.n+"_w", l.l.Power)
+		d.add(l.n+"_enabled", l.l.Enabled)
+		d.add(l.n+"_clamp", l.l.Clamp)
+		d.add(l.n+"_time_s", l.l.Window)
+	}
+	d.add("locked", p.Locked)
+	// turbostat.c, print_rapl: "PKG Limit #1: %sabled (%0.3f Watts,
+	// %f sec, clamp %sabled)".
+	ab := func(b bool) string {
+		if b {
+			return "ENabled"
+		}
+		return "DISabled"
+	}
+	d.Summary = fmt.Sprintf("PKG Limit #1: %s (%.3f Watts, %f sec, clamp %s); PKG Limit #2: %s (%.3f Watts, %f* sec, clamp %s)",
+		ab(p.PL1.Enabled), p.PL1.Power, p.PL1.Window, ab(p.PL1.Clamp),
+		ab(p.PL2.Enabled), p.PL2.Power, p.PL2.Window, ab(p.PL2.Clamp))
+	if p.Locked {
+		d.Summary += "; locked"
+	} else {
+		d.Summary += "; UNlocked"
+	}
+}
+
+func decodeEnergy(unitAddr uint32, dram bool) func(*Decoded, Context) {
+	return func(d *Decoded, ctx Context) {
+		c := rapl.EnergyCount(d.Raw)
+		var e float64
+		switch sig, ok := ctx[CPUSignature]; {
+		case dram && ok && intelModelIn(sig, fixedDRAMUnit):
+			_, m := FamilyModel(sig)
+			d.assume("model 0x%x uses the fixed DRAM energy unit 2^-16 J (15.3 µJ), not MSR_RAPL_POWER_UNIT (turbostat has_fixed_rapl_unit)", m)
+			e = float64(c) / 65536
+		default:
+			u := powerUnit(d, ctx, unitAddr)
+			e = rapl.Joules(uint64(c), u)
+			if dram && !ok {
+				d.assume("CPU model not given: DRAM energy counted in MSR_RAPL_POWER_UNIT units; Haswell-X, Broadwell-X/D, Skylake-X, Ice Lake-X/D and Xeon Phi use a fixed 15.3 µJ")
+			}
+		}
+		d.add("energy_count", uint64(c))
+		d.add("energy_j", e)
+		d.Summary = fmt.Sprintf("%s J", fmtFloat(e))
+	}
+}
+
+// intelModelIn reports whether a CPUID signature is a family 6 model in set.
+func intelModelIn[V any](sig uint64, set map[uint32]V) bool {
+	f, m := FamilyModel(sig)
+	_, ok := set[m]
+	return f == 6 && ok
+}
+
+// limitReason names bit n (0-15) of MSR_CORE_PERF_LIMIT_REASONS; the
+// logged copy is bit n+16.
+type limitReason struct {
+	bit  uint
+	name string // turbostat wording
+	json string
+}
+
+// haswellReasons is turbostat's table (turbostat.c, print_perf_limit),
+// applied by turbostat to Haswell models only.
+var haswellReasons = []limitReason{
+	{0, "PROCHOT", "prochot"},
+	{1, "ThermStatus", "therm_status"},
+	{2, "bit2", "bit2"},
+	{4, "Graphics", "graphics"},
+	{5, "Auto-HWP", "auto_hwp"},
+	{6, "VR-Therm", "vr_therm"},
+	{8, "Amps", "amps"},
+	{9, "CorePwr", "core_pwr"},
+	{10, "PkgPwrL1", "pkg_pwr_l1"},
+	{11, "PkgPwrL2", "pkg_pwr_l2"},
+	{12, "MultiCoreTurbo", "multi_core_turbo"},
+	{13, "Transitions", "transitions"},
+	{14, "bit14", "bit14"},
+	{15, "bit15", "bit15"},
+}
+
+func decodeCoreLimitReasons(d *Decoded, ctx Context) {
+	active, logged := d.Raw&0xffff, d.Raw>>16&0xffff
+	d.add("active_bits", active)
+	d.add("logged_bits", logged)
+	sig, ok := ctx[CPUSignature]
+	if !ok {
+		d.assume("CPU model not given: bit meanings are model-specific, raw bits only")
+		d.Summary = fmt.Sprintf("Active: 0x%04x, Logged: 0x%04x", active, logged)
+		return
+	}
+	f, m := FamilyModel(sig)
+	name, known := haswellPLR[m]
+	if f != 6 || !known {
+		d.assume("no bit table for family %d model 0x%x (turbostat decodes this register on Haswell only): raw bits only", f, m)
+		d.Summary = fmt.Sprintf("Active: 0x%04x, Logged: 0x%04x", active, logged)
+		return
+	}
+	d.add("table", "turbostat Haswell ("+name+")")
+	var a, l []string
+	// turbostat lists the bits from high to low.
+	for i := len(haswellReasons) - 1; i >= 0; i-- {
+		r := haswellReasons[i]
+		on, lg := d.Raw>>r.bit&1 != 0, d.Raw>>(r.bit+16)&1 != 0
+		d.add(r.json, on)
+		d.add(r.json+"_log", lg)
+		if on {
+			a = append(a, r.name)
+		}
+		if lg {
+			l = append(l, r.name)
+		}
+	}
+	d.Summary = fmt.Sprintf("Active: %s) (Logged: %s", strings.Join(a, ", "), strings.Join(l, ", "))
+}
+
+func decodeCPPCCap1(d *Decoded, _ Context) {
+	c := hwp.DecodeCPPCCap1(d.Raw)
+	d.add("highest", uint64(c.Highest))
+	d.add("nominal", uint64(c.Nominal))
+	d.add("lowest_nonlinear", uint64(c.LowestNonlinear))
+	d.add("lowest", uint64(c.Lowest))
+	d.Summary = fmt.Sprintf("highest %d nominal %d lowest_nonlinear %d lowest %d", c.Highest, c.Nominal, c.LowestNonlinear, c.Lowest)
+}
+
+func decodeCPPCEnable(d *Decoded, _ Context) {
+	on := hwp.DecodeCPPCEnable(d.Raw)
+	d.add("cppc_enable", onOff(on))
+	d.Summary = prefixNo(on, "No-") + "CPPC"
+}
+
+func decodeCPPCReq(d *Decoded, _ Context) {
+	r := hwp.DecodeCPPCReq(d.Raw)
+	d.add("min", uint64(r.Min))
+	d.add("max", uint64(r.Max))
+	d.add("desired", uint64(r.Desired))
+	d.add("epp", uint64(r.EPP))
+	d.Summary = fmt.Sprintf("min %d max %d des %d epp 0x%x", r.Min, r.Max, r.Desired, r.EPP)
+}
+
+// fmtFloat prints a float in its shortest exact-enough form.
+func fmtFloat(f float64) string { return fmt.Sprintf("%g", f) }

@@ -1,0 +1,282 @@
+// Package regs is the catalog of the power-management registers hwpprobe
+// reads: it maps names, aliases and addresses to a Register that decodes a
+// raw value into named fields, in the wording of turbostat and
+// x86_energy_perf_policy. The field decoders live in packages hwp and rapl;
+// this package names the fields and supplies the context one register's
+// decode needs from another (RAPL units, TjMax, turbo group core counts,
+// the CPU model).
+//
+// The catalog is read-only: callers must not modify the Registers it
+// returns.
+package regs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ErrUnknown is wrapped by Lookup's error for a name or address that is not
+// in the catalog.
+var ErrUnknown = errors.New("unknown register")
+
+// Context holds the raw values of other registers, by address, that a
+// decode may use: MSR_RAPL_POWER_UNIT for power and energy registers,
+// MSR_TEMPERATURE_TARGET for thermal status, MSR_TURBO_RATIO_LIMIT1 for
+// turbo groups, and the pseudo-register CPUSignature for model-specific
+// layouts. A nil Context is valid.
+type Context map[uint32]uint64
+
+// CPUSignature is a Context key that is not an MSR: its value is CPUID
+// leaf 1 EAX (family, model, stepping), which selects model-specific bit
+// meanings such as those of MSR_CORE_PERF_LIMIT_REASONS.
+const CPUSignature uint32 = 0xFFFFFFFF
+
+// Signature returns the CPUID leaf 1 EAX value for a display family and
+// model (as turbostat prints them, e.g. 6 and 0x8e), stepping 0.
+func Signature(family, model uint32) uint64 {
+	var eax uint32
+	if family > 0xf {
+		eax |= 0xf<<8 | (family-0xf)<<20
+	} else {
+		eax |= family << 8
+	}
+	eax |= (model&0xf)<<4 | (model>>4)<<16
+	return uint64(eax)
+}
+
+// FamilyModel returns the display family and model of a CPUID leaf 1 EAX
+// value (Intel SDM vol. 2A, CPUID "Family and Model").
+func FamilyModel(sig uint64) (family, model uint32) {
+	eax := uint32(sig)
+	family = eax >> 8 & 0xf
+	model = eax >> 4 & 0xf
+	if family == 0xf {
+		family += eax >> 20 & 0xff
+	}
+	if family == 0x6 || family >= 0xf {
+		model |= (eax >> 16 & 0xf) << 4
+	}
+	return family, model
+}
+
+// Vendor is the CPU vendor whose documentation defines a register.
+type Vendor uint8
+
+// Vendors.
+const (
+	Intel Vendor = iota
+	AMD
+)
+
+func (v Vendor) String() string {
+	if v == AMD {
+		return "AMD"
+	}
+	return "Intel"
+}
+
+// Scope says which CPUs share one instance of a register.
+type Scope uint8
+
+// Scopes.
+const (
+	Thread  Scope = iota // one per logical CPU
+	Core                 // shared by the threads of a core
+	Package              // shared by the package (socket)
+)
+
+func (s Scope) String() string {
+	switch s {
+	case Core:
+		return "core"
+	case Package:
+		return "package"
+	}
+	return "thread"
+}
+
+// Register is one entry of the catalog.
+type Register struct {
+	Name    string   // SDM / kernel msr-index.h name, e.g. "IA32_HWP_REQUEST"
+	Address uint32   // MSR number
+	Aliases []string // other accepted names (turbostat, x86_energy_perf_policy spellings)
+	Vendor  Vendor
+	Scope   Scope
+	Doc     string   // one-line description
+	Uses    []uint32 // addresses of registers the decode takes from the Context
+	decode  func(d *Decoded, ctx Context)
+}
+
+// Field is one decoded field. Value is a uint64 (register fields, counts),
+// int (temperatures in °C), float64 (watts, joules, seconds), bool (flags)
+// or string (names).
+type Field struct {
+	Name  string // snake_case, as in `hwpprobe decode --json`
+	Value any
+}
+
+// Decoded is the decode of one raw register value.
+type Decoded struct {
+	Register    string // Register.Name
+	Address     uint32
+	Raw         uint64
+	Fields      []Field  // in register order
+	Assumptions []string // defaults used for missing context, and caveats
+	// Summary is the parenthesised decode in turbostat or
+	// x86_energy_perf_policy wording, e.g. "min 23 max 46 des 0 epp 0x80
+	// window 0x0 pkg 0x0".
+	Summary string
+}
+
+// Field returns the value of the named field.
+func (d Decoded) Field(name string) (any, bool) {
+	for _, f := range d.Fields {
+		if f.Name == name {
+			return f.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Text returns the decode on one line, as turbostat prints it:
+// "IA32_HWP_REQUEST: 0x80002e17 (min 23 max 46 des 0 epp 0x80 window 0x0 pkg 0x0)".
+func (d Decoded) Text() string {
+	s := fmt.Sprintf("%s: 0x%08x", d.Register, d.Raw)
+	if d.Summary != "" {
+		s += " (" + d.Summary + ")"
+	}
+	return s
+}
+
+// MarshalJSON writes {"register","address","raw","fields":{...},
+// "assumptions":[...],"text"}: address and raw as hex strings, fields as
+// an object in register order.
+func (d Decoded) MarshalJSON() ([]byte, error) {
+	var b strings.Builder
+	b.WriteString(`{"register":`)
+	writeJSON(&b, d.Register)
+	b.WriteString(`,"address":`)
+	writeJSON(&b, fmt.Sprintf("0x%x", d.Address))
+	b.WriteString(`,"raw":`)
+	writeJSON(&b, fmt.Sprintf("0x%x", d.Raw))
+	b.WriteString(`,"fields":{`)
+	for i, f := range d.Fields {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSON(&b, f.Name)
+		b.WriteByte(':')
+		if err := writeJSON(&b, f.Value); err != nil {
+			return nil, fmt.Errorf("field %s of %s: %w", f.Name, d.Register, err)
+		}
+	}
+	b.WriteString(`},"assumptions":`)
+	a := d.Assumptions
+	if a == nil {
+		a = []string{}
+	}
+	writeJSON(&b, a)
+	b.WriteString(`,"text":`)
+	writeJSON(&b, d.Text())
+	b.WriteByte('}')
+	return []byte(b.String()), nil
+}
+
+func writeJSON(b *strings.Builder, v any) error {
+	j, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b.Write(j)
+	return nil
+}
+
+// Decode decodes raw, taking other registers' values from ctx (which may
+// be nil). It never fails: missing context is replaced by a documented
+// default that is listed in Assumptions.
+func (r *Register) Decode(raw uint64, ctx Context) Decoded {
+	d := Decoded{Register: r.Name, Address: r.Address, Raw: raw}
+	if r.decode != nil {
+		r.decode(&d, ctx)
+	}
+	return d
+}
+
+// add appends a field.
+func (d *Decoded) add(name string, v any) { d.Fields = append(d.Fields, Field{name, v}) }
+
+// assume appends an assumption.
+func (d *Decoded) assume(format string, a ...any) {
+	d.Assumptions = append(d.Assumptions, fmt.Sprintf(format, a...))
+}
+
+// All returns the catalog in address order.
+func All() []*Register { return append([]*Register(nil), catalog.list...) }
+
+// ByAddress returns the register at an MSR address.
+func ByAddress(addr uint32) (*Register, bool) {
+	r, ok := catalog.byAddr[addr]
+	return r, ok
+}
+
+// Lookup finds a register by name or alias (case-insensitive; any of the
+// spellings IA32_X, MSR_IA32_X, MSR_X and X) or by hex address ("0x774").
+// An unknown name or address gives an error wrapping ErrUnknown.
+func Lookup(s string) (*Register, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(t, "0x") || strings.HasPrefix(t, "0X") {
+		a, err := strconv.ParseUint(t[2:], 16, 32)
+		if err != nil {
+			return nil, fmt.Errorf("register address %q: %w", s, ErrUnknown)
+		}
+		if r, ok := ByAddress(uint32(a)); ok {
+			return r, nil
+		}
+		return nil, fmt.Errorf("register address %#x: %w", a, ErrUnknown)
+	}
+	if r, ok := catalog.byName[strings.ToUpper(t)]; ok {
+		return r, nil
+	}
+	return nil, fmt.Errorf("register %q: %w", s, ErrUnknown)
+}
+
+type index struct {
+	list   []*Register
+	byAddr map[uint32]*Register
+	byName map[string]*Register
+}
+
+// catalog is built once from registers() and never modified.
+var catalog = buildIndex(registers())
+
+func buildIndex(list []*Register) index {
+	ix := index{list: list, byAddr: map[uint32]*Register{}, byName: map[string]*Register{}}
+	for _, r := range list {
+		if _, dup := ix.byAddr[r.Address]; dup {
+			panic(fmt.Sprintf("regs: duplicate address %#x", r.Address))
+		}
+		ix.byAddr[r.Address] = r
+		for _, n := range append([]string{r.Name}, r.Aliases...) {
+			for _, sp := range spellings(n) {
+				if o, dup := ix.byName[sp]; dup && o != r {
+					panic(fmt.Sprintf("regs: name %s for both %s and %s", sp, o.Name, r.Name))
+				}
+				ix.byName[sp] = r
+			}
+		}
+	}
+	return ix
+}
+
+// spellings returns the upper-case forms under which a name is found:
+// the name itself and, for Intel-style names, the base name with and
+// without the MSR_, IA32_ and MSR_IA32_ prefixes.
+func spellings(n string) []string {
+	n = strings.ToUpper(n)
+	base := strings.TrimPrefix(n, "MSR_")
+	base = strings.TrimPrefix(base, "IA32_")
+	return []string{n, base, "MSR_" + base, "IA32_" + base, "MSR_IA32_" + base}
+}
