@@ -1,0 +1,224 @@
+package recording
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+)
+
+// Recording is a whole file read into memory: the experiment's metadata
+// and its runs in the order they started.
+type Recording struct {
+	Version Version
+	Meta    Meta
+	Runs    []*Run
+	Notes   []Note // notes about the whole file (Run 0)
+	End     *End   // nil when the file was cut short
+	// Problem says why reading stopped early: an error wrapping
+	// ErrTruncated or ErrCorrupt. Everything before it was read.
+	Problem error
+	Skipped int // records of unknown types (newer minor versions)
+}
+
+// Run is one run with everything recorded for it.
+type Run struct {
+	Start          RunStart
+	End            *RunEnd // nil when the file was cut short during the run
+	Snapshots      []Snapshot
+	CPUColumns     []string // columns of every Sample's CPU rows
+	PackageColumns []string // columns of every Sample's package rows
+	Samples        []Sample
+	Trace          []TraceEvent
+	TraceLost      uint64
+	Process        []Process
+	Notes          []Note
+}
+
+// Snapshot returns the run's snapshot of a phase, or nil.
+func (r *Run) Snapshot(phase string) *Snapshot {
+	for i := range r.Snapshots {
+		if r.Snapshots[i].Phase == phase {
+			return &r.Snapshots[i]
+		}
+	}
+	return nil
+}
+
+// Column returns the index of a CPU column, or -1.
+func (r *Run) Column(name string) int { return slices.Index(r.CPUColumns, name) }
+
+// PackageColumn returns the index of a package column, or -1.
+func (r *Run) PackageColumn(name string) int { return slices.Index(r.PackageColumns, name) }
+
+// Complete reports whether the writer finished the file.
+func (rec *Recording) Complete() bool { return rec.End != nil && rec.Problem == nil }
+
+// ReadFile reads a recording from a file. See Read.
+func ReadFile(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	rec, err := Read(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return rec, nil
+}
+
+// Read reads every record. It fails only when nothing usable can be read
+// (not a recording, unknown major version, no meta record); a file cut
+// short or corrupt after its meta record gives the records before the
+// damage, with Recording.Problem saying what stopped the reading.
+func Read(r io.Reader) (*Recording, error) {
+	rd, err := NewReader(r)
+	if err != nil {
+		return nil, err
+	}
+	first, err := rd.Next()
+	if err != nil {
+		if err == io.EOF {
+			err = fmt.Errorf("%w: the file has no meta record", ErrTruncated)
+		}
+		return nil, err
+	}
+	rec := &Recording{Version: rd.Version(), Meta: first.(Meta)}
+	runs := map[int]*Run{}
+	for {
+		r, err := rd.Next()
+		if err == io.EOF {
+			return rec, nil
+		}
+		if err != nil {
+			if !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCorrupt) {
+				return nil, err
+			}
+			rec.Problem = err
+			return rec, nil
+		}
+		if err := rec.add(runs, r); err != nil {
+			rec.Problem = fmt.Errorf("%w at offset %d: %v", ErrCorrupt, rd.Offset(), err)
+			return rec, nil
+		}
+	}
+}
+
+func (rec *Recording) add(runs map[int]*Run, r Record) error {
+	run := func(id int) (*Run, error) {
+		if x, ok := runs[id]; ok {
+			return x, nil
+		}
+		return nil, fmt.Errorf("%s record for run %d, which has not started", r.Type(), id)
+	}
+	switch r := r.(type) {
+	case RunStart:
+		if _, ok := runs[r.Run]; ok {
+			return fmt.Errorf("run %d starts twice", r.Run)
+		}
+		x := &Run{Start: r}
+		runs[r.Run] = x
+		rec.Runs = append(rec.Runs, x)
+	case RunEnd:
+		x, err := run(r.Run)
+		if err != nil {
+			return err
+		}
+		x.End = &r
+	case Snapshot:
+		x, err := run(r.Run)
+		if err != nil {
+			return err
+		}
+		x.Snapshots = append(x.Snapshots, r)
+	case Samples:
+		x, err := run(r.Run)
+		if err != nil {
+			return err
+		}
+		x.addSamples(r)
+	case Trace:
+		x, err := run(r.Run)
+		if err != nil {
+			return err
+		}
+		x.Trace = append(x.Trace, r.Events...)
+		x.TraceLost += r.Lost
+	case Process:
+		x, err := run(r.Run)
+		if err != nil {
+			return err
+		}
+		x.Process = append(x.Process, r)
+	case Note:
+		if r.Run == 0 {
+			rec.Notes = append(rec.Notes, r)
+			break
+		}
+		x, err := run(r.Run)
+		if err != nil {
+			return err
+		}
+		x.Notes = append(x.Notes, r)
+	case End:
+		rec.End = &r
+	case Unknown:
+		rec.Skipped++
+	}
+	return nil
+}
+
+// addSamples appends a batch, mapping its columns onto the run's: a column
+// first seen in a later batch is added, and earlier samples lack it.
+func (x *Run) addSamples(b Samples) {
+	cpuMap := mergeColumns(&x.CPUColumns, b.CPUColumns)
+	pkgMap := mergeColumns(&x.PackageColumns, b.PackageColumns)
+	for _, s := range b.Samples {
+		for i := range s.CPUs {
+			s.CPUs[i].Values = remap(s.CPUs[i].Values, cpuMap, len(x.CPUColumns))
+		}
+		for i := range s.Packages {
+			s.Packages[i].Values = remap(s.Packages[i].Values, pkgMap, len(x.PackageColumns))
+		}
+		x.Samples = append(x.Samples, s)
+	}
+}
+
+// mergeColumns adds cols to *have and returns, for each of cols, its index
+// in *have; nil when cols equals *have.
+func mergeColumns(have *[]string, cols []string) []int {
+	if slices.Equal(*have, cols) {
+		return nil
+	}
+	idx := make([]int, len(cols))
+	for i, c := range cols {
+		j := slices.Index(*have, c)
+		if j < 0 {
+			*have = append(*have, c)
+			j = len(*have) - 1
+		}
+		idx[i] = j
+	}
+	return idx
+}
+
+func remap(v []Value, idx []int, n int) []Value {
+	if idx == nil && len(v) == n {
+		return v
+	}
+	out := make([]Value, n)
+	for i := range out {
+		out[i] = NA
+	}
+	for i, x := range v {
+		switch {
+		case idx == nil && i < n:
+			out[i] = x
+		case idx != nil && i < len(idx):
+			out[idx[i]] = x
+		}
+	}
+	return out
+}

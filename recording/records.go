@@ -1,0 +1,333 @@
+package recording
+
+import (
+	"encoding/json"
+	"math"
+	"strconv"
+)
+
+// RecordType identifies the kind of a record in the stream. The numbers are
+// part of the file format (docs/recording-format.md) and never reused.
+type RecordType uint8
+
+// Record types.
+const (
+	TypeMeta     RecordType = 1  // Meta: first record of every file
+	TypeRunStart RecordType = 2  // RunStart: a run of the workload begins
+	TypeSnapshot RecordType = 3  // Snapshot: the machine's state at a point of a run
+	TypeSamples  RecordType = 4  // Samples: a batch of interval samples
+	TypeTrace    RecordType = 5  // Trace: a batch of kernel MSR writes
+	TypeProcess  RecordType = 6  // Process: counters of the workload's process tree
+	TypeRunEnd   RecordType = 7  // RunEnd: a run's outcome
+	TypeNote     RecordType = 8  // Note: a problem or remark met while recording
+	TypeEnd      RecordType = 15 // End: the writer finished the file
+)
+
+var typeNames = map[RecordType]string{
+	TypeMeta: "meta", TypeRunStart: "run-start", TypeSnapshot: "snapshot",
+	TypeSamples: "samples", TypeTrace: "trace", TypeProcess: "process",
+	TypeRunEnd: "run-end", TypeNote: "note", TypeEnd: "end",
+}
+
+// String returns the type's name as used in docs/recording-format.md.
+func (t RecordType) String() string {
+	if n, ok := typeNames[t]; ok {
+		return n
+	}
+	return "type-" + strconv.Itoa(int(t))
+}
+
+// Record is one typed record of a recording. The implementations are the
+// record structs of this package; a reader returns *Unknown for record
+// types newer than it knows.
+type Record interface {
+	Type() RecordType
+}
+
+// Meta describes the whole file: the experiment, the tool that wrote it and
+// the machine. It is always the first record.
+type Meta struct {
+	Tool        string   `json:"tool"`         // "hwpprobe"
+	ToolVersion string   `json:"tool_version"` // hwpprobe's version string
+	Kind        string   `json:"kind"`         // "record" (one run) or "diff" (an experiment)
+	CommandLine []string `json:"command_line"` // hwpprobe's own argv
+	TimeNs      int64    `json:"time_ns"`      // when the file was created, Unix ns
+	IntervalNs  int64    `json:"interval_ns"`  // sampling interval
+	CPUs        string   `json:"cpus"`         // CPUs sampled, as a CPU list ("0-3,8")
+	Host        Host     `json:"host"`
+	// Emulated is the emulated machine's name (sysfs.FS.Emulated) when the
+	// figures come from hwpemu, "" on real hardware.
+	Emulated string `json:"emulated,omitempty"`
+	// Sides are the settings compared by an experiment (diff); empty for a
+	// plain record.
+	Sides []Side `json:"sides,omitempty"`
+}
+
+// Host identifies the machine and kernel.
+type Host struct {
+	Hostname  string `json:"hostname"`
+	Kernel    string `json:"kernel"`         // uname -r
+	KernelVer string `json:"kernel_version"` // uname -v
+	Arch      string `json:"arch"`           // uname -m
+	Vendor    string `json:"vendor"`         // /proc/cpuinfo vendor_id
+	CPUModel  string `json:"cpu_model"`      // /proc/cpuinfo model name
+	Family    int    `json:"family"`
+	Model     int    `json:"model"`
+	Stepping  int    `json:"stepping"`
+	Microcode string `json:"microcode"`      // /proc/cpuinfo microcode, as written there
+	OnlineCPU string `json:"online_cpus"`    // CPU list
+	Driver    string `json:"cpufreq_driver"` // scaling_driver, "" without cpufreq
+}
+
+// Side is one setting compared by an experiment.
+type Side struct {
+	Label    string    `json:"label"` // "A", "B", or the profile's name
+	Settings []Setting `json:"settings,omitempty"`
+}
+
+// Setting is a named power-management setting and its value, such as
+// scaling_governor=powersave. When CPUs differ, Value lists them as
+// "powersave (0-3), performance (4-7)".
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+// RunStart begins a run of the workload.
+type RunStart struct {
+	Run    int    `json:"run"`              // run id, unique in the file, from 1
+	Side   string `json:"side,omitempty"`   // Side.Label of an experiment
+	Warmup bool   `json:"warmup,omitempty"` // a warm-up run, left out of statistics
+	// Settings applied by hwpprobe before the run (empty for record).
+	Settings []Setting `json:"settings,omitempty"`
+	// Observed are the settings read from sysfs at the start of the run.
+	Observed []Setting `json:"observed,omitempty"`
+	Command  []string  `json:"command"`
+	Dir      string    `json:"dir,omitempty"`
+	UID      int       `json:"uid"` // credentials the workload ran with
+	GID      int       `json:"gid"`
+	PID      int       `json:"pid,omitempty"` // 0 when the command did not start
+	TimeNs   int64     `json:"time_ns"`
+}
+
+// Type implements Record.
+func (RunStart) Type() RecordType { return TypeRunStart }
+
+// Type implements Record.
+func (Meta) Type() RecordType { return TypeMeta }
+
+// Snapshot phases.
+const (
+	PhaseBefore = "before"
+	PhaseAfter  = "after"
+)
+
+// Snapshot holds the machine's state (sysfs and registers per CPU) at a
+// point of a run. Data is the snapshot in the JSON form named by Format, so
+// that the container does not change when the snapshot grows fields.
+type Snapshot struct {
+	Run    int             `json:"run"`
+	Phase  string          `json:"phase"` // PhaseBefore, PhaseAfter
+	TimeNs int64           `json:"time_ns"`
+	Format string          `json:"format"` // e.g. "hwpprobe-snapshot/1"
+	Data   json.RawMessage `json:"data"`
+}
+
+// Type implements Record.
+func (Snapshot) Type() RecordType { return TypeSnapshot }
+
+// Samples is a batch of interval samples of one run. Values of CPU and
+// package rows are in the order of CPUColumns and PackageColumns, named as
+// turbostat names its columns (Avg_MHz, Busy%, Bzy_MHz, TSC_MHz, IPC,
+// PkgWatt, ...).
+type Samples struct {
+	Run            int      `json:"run"`
+	CPUColumns     []string `json:"cpu_columns"`
+	PackageColumns []string `json:"package_columns,omitempty"`
+	Samples        []Sample `json:"samples"`
+}
+
+// Type implements Record.
+func (Samples) Type() RecordType { return TypeSamples }
+
+// Sample is the figures of one interval.
+type Sample struct {
+	TimeNs     int64        `json:"time_ns"`     // end of the interval, Unix ns
+	IntervalNs int64        `json:"interval_ns"` // its measured length
+	CPUs       []CPURow     `json:"cpus"`
+	Packages   []PackageRow `json:"packages,omitempty"`
+}
+
+// CPURow is one logical CPU's figures for an interval.
+type CPURow struct {
+	CPU      int     `json:"cpu"`
+	Core     int     `json:"core"`
+	Package  int     `json:"package"`
+	CoreType string  `json:"core_type,omitempty"` // "P", "E", "LPE"; "" when not hybrid
+	Values   []Value `json:"values"`
+	// Regs are raw register values read at the end of the interval
+	// (IA32_HWP_REQUEST, IA32_ENERGY_PERF_BIAS, ...).
+	Regs []Reg `json:"regs,omitempty"`
+}
+
+// PackageRow is one package's figures for an interval.
+type PackageRow struct {
+	Package int     `json:"package"`
+	Values  []Value `json:"values"`
+}
+
+// Reg is a raw register value.
+type Reg struct {
+	MSR   uint32 `json:"msr"`
+	Value uint64 `json:"value"`
+}
+
+// Value is a measured figure. NaN means "not available" and is stored as
+// JSON null, never as 0.
+type Value float64
+
+// NA is the value of a figure that could not be measured.
+var NA = Value(math.NaN())
+
+// Valid reports whether the figure was measured.
+func (v Value) Valid() bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
+
+// MarshalJSON writes null for NaN and infinities.
+func (v Value) MarshalJSON() ([]byte, error) {
+	if !v.Valid() {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, float64(v), 'g', -1, 64), nil
+}
+
+// UnmarshalJSON reads null as NaN.
+func (v *Value) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*v = NA
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*v = Value(f)
+	return nil
+}
+
+// Trace is a batch of register writes by the kernel, from the msr:write_msr
+// tracepoint.
+type Trace struct {
+	Run    int          `json:"run"`
+	Events []TraceEvent `json:"events"`
+	// Lost counts events the tracer dropped since the previous Trace
+	// record of the run (ring buffer full).
+	Lost uint64 `json:"lost,omitempty"`
+}
+
+// Type implements Record.
+func (Trace) Type() RecordType { return TypeTrace }
+
+// TraceEvent is one kernel write to an MSR.
+type TraceEvent struct {
+	TimeNs int64  `json:"time_ns"` // Unix ns
+	CPU    int    `json:"cpu"`
+	PID    int    `json:"pid"`
+	Comm   string `json:"comm"`
+	MSR    uint32 `json:"msr"`
+	Value  uint64 `json:"value"`
+	Failed bool   `json:"failed,omitempty"` // the wrmsr faulted
+}
+
+// Process holds counters of the workload's process tree (the command and
+// every descendant, counted with perf's inherit).
+type Process struct {
+	Run    int     `json:"run"`
+	PID    int     `json:"pid"`
+	Counts []Count `json:"counts"`
+}
+
+// Type implements Record.
+func (Process) Type() RecordType { return TypeProcess }
+
+// Count is one perf counter of a process tree.
+type Count struct {
+	Event     string `json:"event"` // perf's name: cycles, instructions, task-clock
+	Supported bool   `json:"supported"`
+	Value     uint64 `json:"value"` // scaled by enabled/running time; ns for task-clock
+	EnabledNs uint64 `json:"enabled_ns"`
+	RunningNs uint64 `json:"running_ns"`
+	Error     string `json:"error,omitempty"` // why it is unsupported
+}
+
+// RunEnd is a run's outcome.
+type RunEnd struct {
+	Run    int   `json:"run"`
+	TimeNs int64 `json:"time_ns"`
+	// ExitCode is the status hwpprobe exits with for this run as a shell
+	// would report it: the command's status, 128+signal when a signal
+	// killed it, 127 when it was not found, 126 when it could not run.
+	ExitCode    int    `json:"exit_code"`
+	Signal      string `json:"signal,omitempty"` // the signal that killed it ("interrupt")
+	Interrupted bool   `json:"interrupted,omitempty"`
+	Error       string `json:"error,omitempty"` // why the command did not start
+	UserNs      int64  `json:"user_ns"`         // CPU time of the reaped tree (rusage)
+	SysNs       int64  `json:"sys_ns"`
+	MaxRSSKiB   int64  `json:"max_rss_kib"`
+}
+
+// Type implements Record.
+func (RunEnd) Type() RecordType { return TypeRunEnd }
+
+// Note is a problem or remark met while recording ("sampling stopped: ...").
+// Run is 0 for notes about the whole file.
+type Note struct {
+	Run    int    `json:"run,omitempty"`
+	TimeNs int64  `json:"time_ns"`
+	Text   string `json:"text"`
+}
+
+// Type implements Record.
+func (Note) Type() RecordType { return TypeNote }
+
+// End statuses.
+const (
+	StatusComplete    = "complete"
+	StatusInterrupted = "interrupted"
+	StatusFailed      = "failed"
+)
+
+// End closes the file. A file without it was cut short (crash, kill, full
+// disk).
+type End struct {
+	TimeNs int64  `json:"time_ns"`
+	Status string `json:"status"` // StatusComplete, StatusInterrupted, StatusFailed
+}
+
+// Type implements Record.
+func (End) Type() RecordType { return TypeEnd }
+
+// Unknown is a record of a type this reader does not know (written by a
+// newer minor version). Readers skip it.
+type Unknown struct {
+	RecType RecordType
+	Payload []byte
+}
+
+// Type implements Record.
+func (u Unknown) Type() RecordType { return u.RecType }
+
+// Value returns the row's figure in column i, NA when the row lacks it.
+func (r CPURow) Value(i int) Value {
+	if i < 0 || i >= len(r.Values) {
+		return NA
+	}
+	return r.Values[i]
+}
+
+// Value returns the row's figure in column i, NA when the row lacks it.
+func (r PackageRow) Value(i int) Value {
+	if i < 0 || i >= len(r.Values) {
+		return NA
+	}
+	return r.Values[i]
+}

@@ -1,0 +1,123 @@
+package recording
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+
+	"github.com/klauspost/compress/zstd"
+)
+
+// compressMin is the payload size below which records are stored plain:
+// a zstd frame's overhead outweighs its gain on tiny JSON.
+const compressMin = 128
+
+// Writer appends records to a recording. Each record goes to the
+// underlying writer in one Write call as soon as it is given, as an
+// independent zstd frame behind a checksummed frame header, so a reader
+// recovers every record written before a crash.
+//
+// After a write error the Writer refuses further records (ErrClosed):
+// a later record after a short write would sit behind garbage. When the
+// destination is an *os.File, the Writer also truncates it back to the
+// end of the last whole record.
+type Writer struct {
+	w   io.Writer
+	enc *zstd.Encoder
+	off int64 // bytes written that form whole records
+	err error // sticky
+	buf []byte
+}
+
+// NewWriter writes the file header and meta record to w and returns a
+// Writer for the records that follow.
+func NewWriter(w io.Writer, meta Meta) (*Writer, error) {
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1),
+		zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithZeroFrames(true))
+	if err != nil {
+		return nil, fmt.Errorf("recording: zstd encoder: %w", err)
+	}
+	wr := &Writer{w: w, enc: enc}
+	if err := wr.write(appendFileHeader(nil)); err != nil {
+		return nil, err
+	}
+	if err := wr.Write(meta); err != nil {
+		return nil, err
+	}
+	return wr, nil
+}
+
+// Write appends one record. Unknown records are written back as they were
+// read (for tools that copy recordings).
+func (w *Writer) Write(r Record) error {
+	if w.err != nil {
+		return w.err
+	}
+	var payload []byte
+	if u, ok := r.(Unknown); ok {
+		payload = u.Payload
+	} else {
+		var err error
+		if payload, err = json.Marshal(r); err != nil {
+			return fmt.Errorf("recording: encode %s record: %w", r.Type(), err)
+		}
+	}
+	enc := byte(encJSON)
+	if len(payload) >= compressMin {
+		if z := w.enc.EncodeAll(payload, nil); len(z) < len(payload) {
+			payload, enc = z, encZstdJSON
+		}
+	}
+	if len(payload) > maxStored {
+		return fmt.Errorf("recording: %s record of %d bytes exceeds the %d-byte limit", r.Type(), len(payload), maxStored)
+	}
+	b := w.buf[:0]
+	b = append(b, byte(r.Type()), enc, 0, 0)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(payload, castagnoli))
+	b = append(b, payload...)
+	w.buf = b
+	return w.write(b)
+}
+
+func (w *Writer) write(b []byte) error {
+	n, err := w.w.Write(b)
+	if err == nil && n < len(b) {
+		err = io.ErrShortWrite
+	}
+	if err != nil {
+		w.err = fmt.Errorf("%w after a write error: %w", ErrClosed, err)
+		if f, ok := w.w.(*os.File); ok && n > 0 {
+			// Drop the partial record so the file ends on a whole one.
+			_ = f.Truncate(w.off)
+		}
+		return fmt.Errorf("recording: write: %w", err)
+	}
+	w.off += int64(n)
+	return nil
+}
+
+// Offset returns the number of bytes of whole records written.
+func (w *Writer) Offset() int64 { return w.off }
+
+// Err returns the write error that stopped the Writer, or nil.
+func (w *Writer) Err() error { return w.err }
+
+// Close writes the End record and, when the destination is an *os.File,
+// syncs it to disk. It does not close the destination.
+func (w *Writer) Close(end End) error {
+	if err := w.Write(end); err != nil {
+		return err
+	}
+	w.err = ErrClosed
+	w.enc.Close()
+	if f, ok := w.w.(*os.File); ok {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("recording: sync %s: %w", f.Name(), err)
+		}
+	}
+	return nil
+}
