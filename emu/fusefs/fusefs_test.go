@@ -1,0 +1,292 @@
+package fusefs
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/emu/vfs"
+)
+
+// testTree builds a small machine-like tree: an MSR device answering two
+// adjacent registers, a counter attribute, a writable governor that refuses
+// "busy", a read-only attribute and a symbolic link.
+func testTree(t *testing.T) *vfs.Dir {
+	t.Helper()
+	var counter atomic.Int64
+	gov := "powersave"
+	root := vfs.NewDir()
+	regs := map[int64]uint64{0x770: 1, 0x771: 0x01101f53, 0x774: 0x80002e17}
+	root.Put("dev/cpu/0/msr", &vfs.Device{Mode: 0o600, ReadAt: func(p []byte, off int64) (int, error) {
+		v, ok := regs[off]
+		if !ok || len(p) != 8 {
+			return 0, syscall.EIO
+		}
+		binary.LittleEndian.PutUint64(p, v)
+		return 8, nil
+	}})
+	root.Put("sys/devices/system/cpu/cpu0/counter", vfs.Text(func() string {
+		return strconv.FormatInt(counter.Add(1), 10) + strings.Repeat(" ", 100)
+	}))
+	root.Put("sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", &vfs.File{
+		Mode: 0o644,
+		Read: func() ([]byte, error) { return []byte(gov + "\n"), nil },
+		Write: func(b []byte) error {
+			s := strings.TrimSpace(string(b))
+			switch s {
+			case "busy":
+				return syscall.EBUSY
+			case "performance", "powersave":
+				gov = s
+				return nil
+			}
+			return syscall.EINVAL
+		},
+	})
+	root.Put("sys/devices/system/cpu/online", vfs.Const("0"))
+	root.Put("sys/devices/system/cpu/cpu0/link", &vfs.Symlink{Target: "cpufreq"})
+	return root
+}
+
+func mountTest(t *testing.T, tree *vfs.Dir) string {
+	t.Helper()
+	dir := t.TempDir()
+	s, err := Mount(dir, tree, Options{Name: "hwpemu-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Unmount(); err != nil {
+			t.Error(err)
+		}
+	})
+	return dir
+}
+
+func TestDeviceAnswersEachOffset(t *testing.T) {
+	dir := mountTest(t, testTree(t))
+	f, err := os.Open(filepath.Join(dir, "dev/cpu/0/msr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	tests := []struct {
+		off  int64
+		want uint64
+		err  error
+	}{
+		{0x771, 0x01101f53, nil},
+		{0x770, 1, nil}, // the neighbour below, read after: no caching
+		{0x774, 0x80002e17, nil},
+		{0x772, 0, syscall.EIO},
+		{0x771, 0x01101f53, nil},
+	}
+	for _, tt := range tests {
+		var b [8]byte
+		n, err := f.ReadAt(b[:], tt.off)
+		if tt.err != nil {
+			if !errors.Is(err, tt.err) {
+				t.Errorf("pread %#x: err %v, want %v", tt.off, err, tt.err)
+			}
+			continue
+		}
+		if err != nil || n != 8 {
+			t.Fatalf("pread %#x: %d, %v", tt.off, n, err)
+		}
+		if got := binary.LittleEndian.Uint64(b[:]); got != tt.want {
+			t.Errorf("pread %#x = %#x, want %#x", tt.off, got, tt.want)
+		}
+	}
+	if _, err := os.OpenFile(filepath.Join(dir, "dev/cpu/0/msr"), os.O_WRONLY, 0); !errors.Is(err, syscall.EPERM) {
+		t.Errorf("open msr for writing: %v, want EPERM", err)
+	}
+}
+
+func TestAttributeSemantics(t *testing.T) {
+	dir := mountTest(t, testTree(t))
+	cnt := filepath.Join(dir, "sys/devices/system/cpu/cpu0/counter")
+	read := func(p string) string {
+		t.Helper()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	// Each open and read produces a fresh value: nothing is cached.
+	if a, b := read(cnt), read(cnt); a == b {
+		t.Errorf("counter read twice gave %q both times", a)
+	}
+	// A reader taking small pieces sees one value (snapshot at offset 0).
+	f, err := os.Open(cnt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pieces []byte
+	buf := make([]byte, 3)
+	for {
+		n, err := f.Read(buf)
+		pieces = append(pieces, buf[:n]...)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.Close()
+	if got := strings.TrimSpace(string(pieces)); !regexpDigits(got) {
+		t.Errorf("piecewise read %q is not one value", got)
+	}
+
+	gov := filepath.Join(dir, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")
+	if err := os.WriteFile(gov, []byte("performance\n"), 0); err != nil { // O_TRUNC
+		t.Fatalf("write governor: %v", err)
+	}
+	if got := read(gov); got != "performance" {
+		t.Errorf("governor after write = %q", got)
+	}
+	for _, tt := range []struct {
+		val  string
+		want error
+	}{{"busy", syscall.EBUSY}, {"nonsense", syscall.EINVAL}} {
+		if err := os.WriteFile(gov, []byte(tt.val), 0); !errors.Is(err, tt.want) {
+			t.Errorf("write %q: %v, want %v", tt.val, err, tt.want)
+		}
+	}
+	if got := read(gov); got != "performance" {
+		t.Errorf("governor after refused writes = %q", got)
+	}
+	// Root bypasses mode bits; a file without a store function still
+	// refuses writing, as kernfs does.
+	if _, err := os.OpenFile(filepath.Join(dir, "sys/devices/system/cpu/online"), os.O_WRONLY, 0); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("open read-only attribute for writing: %v, want EACCES", err)
+	}
+}
+
+func regexpDigits(s string) bool {
+	_, err := strconv.Atoi(s)
+	return err == nil
+}
+
+func TestStatAndReaddir(t *testing.T) {
+	dir := mountTest(t, testTree(t))
+	type st struct {
+		Mode os.FileMode
+		Size int64
+	}
+	got := map[string]st{}
+	for _, p := range []string{"dev/cpu/0/msr", "sys/devices/system/cpu/online", "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "sys/devices/system/cpu/cpu0/link", "dev/cpu"} {
+		fi, err := os.Lstat(filepath.Join(dir, p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := st{Mode: fi.Mode()}
+		if fi.Mode().IsRegular() {
+			s.Size = fi.Size()
+		}
+		got[p] = s
+	}
+	want := map[string]st{
+		"dev/cpu/0/msr":                 {0o600, 0},
+		"sys/devices/system/cpu/online": {0o444, 4096},
+		"sys/devices/system/cpu/cpu0/cpufreq/scaling_governor": {0o644, 4096},
+		"sys/devices/system/cpu/cpu0/link":                     {os.ModeSymlink | 0o777, 0},
+		"dev/cpu":                                              {os.ModeDir | 0o755, 0},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("stat (-want +got):\n%s", d)
+	}
+	ents, err := os.ReadDir(filepath.Join(dir, "sys/devices/system/cpu/cpu0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	if d := cmp.Diff([]string{"counter", "cpufreq", "link"}, names); d != "" {
+		t.Errorf("readdir (-want +got):\n%s", d)
+	}
+	if l, err := os.Readlink(filepath.Join(dir, "sys/devices/system/cpu/cpu0/link")); err != nil || l != "cpufreq" {
+		t.Errorf("readlink = %q, %v", l, err)
+	}
+}
+
+// TestOtherUsers checks allow_other and default_permissions: an
+// unprivileged user reads attributes but not the 0600 MSR device.
+func TestOtherUsers(t *testing.T) {
+	dir := mountTest(t, testTree(t))
+	if err := os.Chmod(filepath.Dir(dir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	nobody := &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	tests := []struct {
+		path string
+		ok   bool
+	}{
+		{"sys/devices/system/cpu/online", true},
+		{"dev/cpu/0/msr", false},
+	}
+	for _, tt := range tests {
+		cmd := exec.Command("cat", filepath.Join(dir, tt.path))
+		cmd.SysProcAttr = nobody
+		out, err := cmd.CombinedOutput()
+		if (err == nil) != tt.ok {
+			t.Errorf("cat %s as nobody: %v %s, want ok=%v", tt.path, err, out, tt.ok)
+		}
+		if !tt.ok && !strings.Contains(string(out), "Permission denied") {
+			t.Errorf("cat %s as nobody: %q, want Permission denied", tt.path, out)
+		}
+	}
+}
+
+func TestMountErrors(t *testing.T) {
+	if _, err := Mount(filepath.Join(t.TempDir(), "missing"), vfs.NewDir(), Options{}); err == nil {
+		t.Error("mount on a missing directory succeeded")
+	}
+	if _, err := Mount(t.TempDir(), nil, Options{}); err == nil {
+		t.Error("mount of a nil tree succeeded")
+	}
+}
+
+// TestUnmountRemovesMount checks that Unmount leaves nothing in
+// mountinfo.
+func TestUnmountRemovesMount(t *testing.T) {
+	dir := t.TempDir()
+	name := fmt.Sprintf("hwpemu-unmount-%d", os.Getpid())
+	s, err := Mount(dir, testTree(t), Options{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(mountinfo(t), name) {
+		t.Fatalf("mount %s not in mountinfo", name)
+	}
+	if err := s.Unmount(); err != nil {
+		t.Fatal(err)
+	}
+	s.Wait()
+	if strings.Contains(mountinfo(t), name) {
+		t.Errorf("mount %s still in mountinfo after Unmount", name)
+	}
+}
+
+func mountinfo(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
