@@ -1,0 +1,195 @@
+//go:build ignore
+
+// SPDX-License-Identifier: GPL-2.0
+//
+// eBPF programs of hwpprobe's MSR tracer (package ebpf). Built with bpf2go;
+// see gen.go for the exact, pinned command line.
+//
+// write_msr runs on every msr:write_msr tracepoint hit (every WRMSR the kernel
+// makes through the paravirt/native helpers, including wrmsrq_on_cpu), keeps
+// only the MSR numbers listed in msrs[] and, in streaming mode, copies each
+// matching write into a BPF ring buffer. test_write_msr is the same handler
+// behind a raw tracepoint entry so that tests and benchmarks can feed it
+// synthetic writes with BPF_PROG_TEST_RUN. tp_record attaches to any other
+// tracepoint (power:*, amd_cpu:*) and copies its record's first bytes, which
+// user space decodes with the tracepoint's format file.
+
+#include <linux/bpf.h>
+#include <linux/types.h>
+#include <bpf/bpf_helpers.h>
+
+char __license[] SEC("license") = "GPL";
+
+#define MAX_MSRS 16
+#define MAX_CPU_WORDS 16 /* 1024 CPUs */
+#define RAW_BYTES 64
+
+// Indexes of the per-CPU counters in the stats map.
+enum stat {
+	STAT_SEEN = 0,    // write_msr hits (every MSR)
+	STAT_MATCHED = 1, // hits whose MSR and CPU are wanted
+	STAT_LOST = 2,    // matched hits not delivered: ring buffer full
+	STAT_RAW = 3,     // other tracepoint hits
+	STAT_RAW_LOST = 4,
+	STAT_MAX = 5,
+};
+
+// Load-time settings, fixed in the frozen .rodata map before loading so the
+// verifier and JIT see them as constants.
+volatile const __u32 nr_msrs = 0;
+volatile const __u32 msrs[MAX_MSRS] = {};
+volatile const __u32 filter_cpus = 0;
+volatile const __u64 cpu_mask[MAX_CPU_WORDS] = {};
+volatile const __u32 stream = 1;      // 0: count only, nothing to user space
+volatile const __u64 wakeup_bytes = 0; // wake the reader when this much is unread
+
+// msr_event is one matched MSR write as user space receives it.
+struct msr_event {
+	__u64 time_ns; // bpf_ktime_get_ns: CLOCK_MONOTONIC
+	__u64 value;
+	__u32 msr;
+	__u32 cpu;
+	__u32 pid; // thread group id of current
+	__s32 failed;
+	char comm[16];
+};
+
+// tp_event is one hit of another tracepoint: its record's first RAW_BYTES
+// bytes (common_type at offset 0 names the event).
+struct tp_event {
+	__u64 time_ns;
+	__u32 cpu;
+	__u32 pid;
+	char comm[16];
+	__u8 data[RAW_BYTES];
+};
+
+// write_msr_ctx is the msr:write_msr record as
+// /sys/kernel/tracing/events/msr/write_msr/format describes it (kernel 4.2+,
+// include/trace/events/msr.h); a test compares these offsets with the file.
+struct write_msr_ctx {
+	__u16 common_type;
+	__u8 common_flags;
+	__u8 common_preempt_count;
+	__s32 common_pid;
+	__u32 msr;   // offset 8
+	__u32 __pad; // offset 12
+	__u64 val;   // offset 16
+	__s32 failed; // offset 24
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, STAT_MAX);
+	__type(key, __u32);
+	__type(value, __u64);
+} stats SEC(".maps");
+
+// Referenced so that the types reach BTF and bpf2go emits their Go
+// declarations (the pattern cilium/ebpf's examples use).
+const struct msr_event *unused_msr_event __attribute__((unused));
+const struct tp_event *unused_tp_event __attribute__((unused));
+
+static __always_inline void count(__u32 idx)
+{
+	__u64 *c = bpf_map_lookup_elem(&stats, &idx);
+	if (c)
+		*c += 1;
+}
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	// Batch wake-ups: the reader polls on a timer and is woken early only
+	// when the unread data crosses wakeup_bytes (bpf_ringbuf_query, 5.8+).
+	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+static __always_inline int wanted_cpu(__u32 cpu)
+{
+	if (!filter_cpus)
+		return 1;
+	if (cpu >= MAX_CPU_WORDS * 64)
+		return 0;
+	return (cpu_mask[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+static __always_inline int handle_write(__u32 msr, __u64 val, __s32 failed)
+{
+	__u32 i;
+
+	count(STAT_SEEN);
+#pragma unroll
+	for (i = 0; i < MAX_MSRS; i++) {
+		if (i >= nr_msrs)
+			return 0;
+		if (msrs[i] == msr)
+			goto match;
+	}
+	return 0;
+match:;
+	__u32 cpu = bpf_get_smp_processor_id();
+	if (!wanted_cpu(cpu))
+		return 0;
+	count(STAT_MATCHED);
+	if (!stream)
+		return 0;
+	struct msr_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(STAT_LOST);
+		return 0;
+	}
+	e->time_ns = bpf_ktime_get_ns();
+	e->value = val;
+	e->msr = msr;
+	e->cpu = cpu;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	e->failed = failed;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, wakeup_flag());
+	return 0;
+}
+
+SEC("tracepoint/msr/write_msr")
+int write_msr(struct write_msr_ctx *ctx)
+{
+	return handle_write(ctx->msr, ctx->val, ctx->failed);
+}
+
+// test_write_msr takes the tracepoint's arguments
+// (TP_PROTO(unsigned msr, u64 val, int failed)); it is loaded for
+// BPF_PROG_TEST_RUN (kernel 5.10+ for raw tracepoints) and never attached.
+SEC("raw_tracepoint/write_msr")
+int test_write_msr(struct bpf_raw_tracepoint_args *ctx)
+{
+	return handle_write((__u32)ctx->args[0], ctx->args[1], (__s32)ctx->args[2]);
+}
+
+SEC("tracepoint/raw")
+int tp_record(void *ctx)
+{
+	__u32 cpu = bpf_get_smp_processor_id();
+	if (!wanted_cpu(cpu))
+		return 0;
+	count(STAT_RAW);
+	struct tp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		count(STAT_RAW_LOST);
+		return 0;
+	}
+	e->time_ns = bpf_ktime_get_ns();
+	e->cpu = cpu;
+	e->pid = bpf_get_current_pid_tgid() >> 32;
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	// A tracepoint program may read its context up to PERF_MAX_TRACE_SIZE
+	// bytes; bytes past the record's end are ignored by user space.
+	__builtin_memcpy(e->data, ctx, RAW_BYTES);
+	bpf_ringbuf_submit(e, wakeup_flag());
+	return 0;
+}
