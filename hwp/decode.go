@@ -17,9 +17,6 @@ const (
 
 func bit(v uint64, n uint) bool { return v>>n&1 != 0 }
 
-// b01 returns 1 when bit n of v is set, else 0.
-func b01(v uint64, n uint) uint64 { return v >> n & 1 }
-
 // Interrupt is IA32_HWP_INTERRUPT (0x773): which HWP notifications raise a
 // thermal interrupt.
 type Interrupt struct {
