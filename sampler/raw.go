@@ -1,0 +1,157 @@
+package sampler
+
+// Energy domains of RAPL, in the order of RawPkg.Energy and
+// Setup.Energy.
+const (
+	DomPkg   = iota // package (MSR_PKG_ENERGY_STATUS, energy-pkg, intel-rapl:N)
+	DomCores        // PP0, the cores (MSR_PP0_ENERGY_STATUS, energy-cores, intel-rapl:N:0 "core")
+	DomGFX          // PP1, the graphics (MSR_PP1_ENERGY_STATUS, energy-gpu, "uncore")
+	DomRAM          // DRAM (MSR_DRAM_ENERGY_STATUS, energy-ram, "dram")
+	DomPsys         // platform (MSR_PLATFORM_ENERGY_STATUS, energy-psys, "psys")
+	NumDomains
+)
+
+// DomainColumns are turbostat's column names for the domains.
+var DomainColumns = [NumDomains]string{"PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "SysWatt"}
+
+// Bits of RawCPU.Bad and RawPkg.Bad: a figure whose source is set but
+// whose read failed this time (for example a CPU went offline). The
+// sampler shows such a figure as absent for the interval.
+const (
+	BadCounters uint16 = 1 << iota // APERF/MPERF/TSC
+	BadPerf                        // the perf group (instructions, cycles; and counters when from perf)
+	BadHWP
+	BadEPB
+	BadTherm
+	BadEnergy
+	BadLimit
+)
+
+// RawCPU is one reading of a CPU's cumulative counters and registers.
+type RawCPU struct {
+	APERF, MPERF, TSC               uint64
+	Instructions, Cycles, RefCycles uint64
+	// Enabled and Running are the perf group's times (ns); the sampler
+	// scales perf counts by ΔEnabled/ΔRunning when they differ.
+	Enabled, Running uint64
+	HWPRequest       uint64
+	EPB              uint64
+	ThermStatus      uint64
+	Bad              uint16
+}
+
+// RawPkg is one reading of a package's cumulative energy counters and
+// registers.
+type RawPkg struct {
+	// Energy holds each domain's counter in the source's own counts
+	// (Setup.Energy says the unit and wrap modulus).
+	Energy       [NumDomains]uint64
+	ThermStatus  uint64
+	LimitReasons uint64
+	Bad          uint16
+}
+
+// Raw is one reading of everything a Reader provides. NewRaw sizes it.
+type Raw struct {
+	CPU []RawCPU
+	Pkg []RawPkg
+}
+
+// EnergyCounter says how to turn one domain's counts into joules.
+type EnergyCounter struct {
+	Src Source
+	// Unit is joules per count.
+	Unit float64
+	// Modulus is where the counter wraps (2^32 for the RAPL MSRs,
+	// max_energy_range_uj+1 for powercap); 0 for a 64-bit counter that
+	// does not wrap in practice (perf).
+	Modulus uint64
+}
+
+// Setup says where each figure comes from. It is fixed for a Reader's
+// life.
+type Setup struct {
+	// Emulated is the emulated machine's name, "" on real hardware.
+	Emulated string
+	// CPUs and Packages are in the order of Raw.CPU and Raw.Pkg.
+	CPUs     []Topo
+	Packages []int
+
+	// Counters is the source of APERF, MPERF and TSC (one source for
+	// all three so that their ratios are consistent); TSC may instead
+	// come from TSC alone (TSCOnly) when APERF/MPERF are absent.
+	Counters Source
+	// TSC is the source of the TSC count (Counters, or SrcPerf/SrcClock
+	// when APERF/MPERF are absent or the TSC MSR is).
+	TSC          Source
+	Instructions Source
+	Cycles       Source
+	RefCycles    Source
+	HWPRequest   Source
+	EPB          Source
+	CoreTmp      Source
+	PkgTmp       Source
+	LimitReasons Source
+	Energy       [NumDomains]EnergyCounter
+	// TjMax is each CPU's TCC activation temperature (°C), from
+	// MSR_TEMPERATURE_TARGET bits 23:16; PkgTjMax per package.
+	TjMax    []float64
+	PkgTjMax []float64
+
+	// Notes explain absent figures.
+	Notes []Note
+}
+
+// Reader reads every counter and register of a sampler's CPUs and
+// packages. Package source implements it over perf, the MSRs and sysfs;
+// tests implement it over fixed sequences.
+type Reader interface {
+	// Setup describes the Reader; the result must not change.
+	Setup() *Setup
+	// Read fills r (sized by NewRaw) with the current cumulative values.
+	// It must not allocate: the sampler's hot path calls it.
+	Read(r *Raw) error
+}
+
+// NewRaw returns a Raw sized for s.
+func NewRaw(s *Setup) Raw {
+	return Raw{CPU: make([]RawCPU, len(s.CPUs)), Pkg: make([]RawPkg, len(s.Packages))}
+}
+
+// Info returns the serialisable description of the setup.
+func (s *Setup) Info() Info {
+	in := Info{
+		Emulated: s.Emulated,
+		CPUs:     append([]Topo(nil), s.CPUs...),
+		Packages: append([]int(nil), s.Packages...),
+		Notes:    append([]Note(nil), s.Notes...),
+		Sources: map[string]Source{
+			"Avg_MHz":       s.Counters,
+			"Busy%":         s.Counters,
+			"Bzy_MHz":       s.Counters,
+			"TSC_MHz":       s.TSC,
+			"IPC":           ipcSource(s),
+			"CoreTmp":       s.CoreTmp,
+			"PkgTmp":        s.PkgTmp,
+			"HWP_REQUEST":   s.HWPRequest,
+			"EPB":           s.EPB,
+			"LIMIT_REASONS": s.LimitReasons,
+		},
+	}
+	for d, c := range s.Energy {
+		in.Sources[DomainColumns[d]] = c.Src
+	}
+	return in
+}
+
+// ipcSource: IPC is instructions/APERF as turbostat; with APERF absent,
+// instructions/cycles.
+func ipcSource(s *Setup) Source {
+	if s.Instructions == SrcNone {
+		return SrcNone
+	}
+	if s.Counters != SrcNone || s.Cycles != SrcNone {
+		return s.Instructions
+	}
+	return SrcNone
+}
