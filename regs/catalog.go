@@ -398,9 +398,17 @@ func powerUnit(d *Decoded, ctx Context, addr uint32) rapl.PowerUnit {
 		name, def = "MSR_AMD_RAPL_POWER_UNIT", DefaultAMDPowerUnitRaw
 	}
 	u := rapl.DecodePowerUnit(def)
-	d.assume("%s not given: assumed 0x%x (%s W, %s J, %s s)", name, def,
-		fmtFloat(u.Power), fmtFloat(u.Energy), fmtFloat(u.Time))
+	d.assume("%s not given: assumed 0x%x (%s)", name, def, unitText(u))
 	return u
+}
+
+// unitText describes RAPL units briefly: "1/8 W, 61 µJ, 977 µs".
+func unitText(u rapl.PowerUnit) string {
+	p := "1 W"
+	if u.PowerBits > 0 {
+		p = fmt.Sprintf("1/%d W", uint64(1)<<u.PowerBits)
+	}
+	return fmt.Sprintf("%s, %.3g µJ, %.3g µs", p, u.Energy*1e6, u.Time*1e6)
 }
 
 func decodePowerUnit(d *Decoded, _ Context) {
@@ -472,7 +480,7 @@ func decodeEnergy(unitAddr uint32, dram bool) func(*Decoded, Context) {
 		}
 		d.add("energy_count", uint64(c))
 		d.add("energy_j", e)
-		d.Summary = fmt.Sprintf("%s J", fmtFloat(e))
+		d.Summary = fmt.Sprintf("%.6f J", e)
 	}
 }
 
@@ -568,6 +576,3 @@ func decodeCPPCReq(d *Decoded, _ Context) {
 	d.add("epp", uint64(r.EPP))
 	d.Summary = fmt.Sprintf("min %d max %d des %d epp 0x%x", r.Min, r.Max, r.Desired, r.EPP)
 }
-
-// fmtFloat prints a float in its shortest exact-enough form.
-func fmtFloat(f float64) string { return fmt.Sprintf("%g", f) }

@@ -15,7 +15,9 @@ var ErrBadValue = errors.New("bad register value")
 //
 //   - "0x774", "0X774": hexadecimal (turbostat, bug reports);
 //   - "774", "e295290fe295290f": hexadecimal without prefix, as rdmsr prints;
-//   - "0d1908": decimal, only with the 0d prefix (rdmsr -d).
+//   - "dec:1908": decimal, only with the dec: prefix (rdmsr -d prints
+//     decimal). A prefix made of hex digits such as 0d would make
+//     "0d690000" ambiguous.
 //
 // Underscores between digits are not accepted. Values wider than 64 bits
 // are errors wrapping ErrBadValue.
@@ -25,8 +27,8 @@ func ParseValue(s string) (uint64, error) {
 	switch {
 	case strings.HasPrefix(t, "0x"), strings.HasPrefix(t, "0X"):
 		digits = t[2:]
-	case strings.HasPrefix(t, "0d"), strings.HasPrefix(t, "0D"):
-		base, digits = 10, t[2:]
+	case strings.HasPrefix(strings.ToLower(t), "dec:"):
+		base, digits = 10, t[4:]
 	}
 	if digits == "" {
 		return 0, fmt.Errorf("%w %q: no digits", ErrBadValue, s)
@@ -41,7 +43,7 @@ func ParseValue(s string) (uint64, error) {
 		if base == 10 {
 			kind = "decimal"
 		}
-		return 0, fmt.Errorf("%w %q: not a %s number (hex: 0x1f or 1f, decimal: 0d31)", ErrBadValue, s, kind)
+		return 0, fmt.Errorf("%w %q: not a %s number (hex: 0x1f or 1f, decimal: dec:31)", ErrBadValue, s, kind)
 	}
 	return v, nil
 }
