@@ -1,0 +1,300 @@
+// Package emu models emulated machines for hwpprobe's end-to-end tests and
+// for trying the tool without the hardware: a machine description
+// (emu/machines/*.yaml) becomes a file tree (package vfs) with
+// /dev/cpu/N/msr and cpuid devices, the cpufreq, intel_pstate, amd_pstate,
+// topology and powercap sysfs files, and /proc/cpuinfo and /proc/stat.
+// Writes to sysfs follow the kernel's rules (intel_pstate.c, amd-pstate.c,
+// intel_epb.c); counters (TSC, APERF, MPERF, RAPL energy) are computed from
+// an injectable clock on each read, with no goroutine. docs/emulator.md
+// documents the format, the rules and the power model.
+package emu
+
+import (
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/emu/vfs"
+)
+
+//go:embed machines/*.yaml
+var builtin embed.FS
+
+// ErrUnknownMachine is wrapped when a name is neither a built-in machine
+// nor a readable file.
+var ErrUnknownMachine = errors.New("unknown machine")
+
+// Names returns the built-in machine names, sorted.
+func Names() []string {
+	ents, _ := fs.ReadDir(builtin, "machines")
+	var names []string
+	for _, e := range ents {
+		names = append(names, strings.TrimSuffix(e.Name(), ".yaml"))
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Option configures a Machine.
+type Option func(*Machine)
+
+// WithClock sets the clock the counters follow (default time.Now).
+func WithClock(now func() time.Time) Option { return func(m *Machine) { m.now = now } }
+
+// WithLoad sets where the busy fraction of each CPU comes from (default:
+// the host's /proc/stat, HostLoad).
+func WithLoad(l LoadSource) Option { return func(m *Machine) { m.load = l } }
+
+// WithEnergyStart sets the energy, in joules, every RAPL domain has
+// consumed at start, so that a test sees the 32-bit counters wrap soon
+// (default 0).
+func WithEnergyStart(joules float64) Option { return func(m *Machine) { m.energyStart = joules } }
+
+// Load returns a machine: a built-in name (see Names) or the path of a
+// YAML description.
+func Load(nameOrPath string, opts ...Option) (*Machine, error) {
+	data, err := builtin.ReadFile(path.Join("machines", nameOrPath+".yaml"))
+	if err != nil {
+		if !strings.ContainsAny(nameOrPath, "/.") {
+			return nil, fmt.Errorf("%w %q (built-in: %s)", ErrUnknownMachine, nameOrPath, strings.Join(Names(), ", "))
+		}
+		if data, err = os.ReadFile(nameOrPath); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrUnknownMachine, err)
+		}
+	}
+	d, err := ParseDescription(data)
+	if err != nil {
+		return nil, err
+	}
+	return New(d, opts...)
+}
+
+// Machine is an emulated machine. Its methods and its tree are safe for
+// concurrent use.
+type Machine struct {
+	desc        *Description
+	now         func() time.Time
+	load        LoadSource
+	energyStart float64
+
+	mu    sync.Mutex
+	boot  time.Time
+	last  time.Time
+	cpus  []*cpu
+	pkgs  []*pkgState
+	psysJ float64
+	intel intelGlobal
+	tree  *vfs.Dir // built once by Tree
+}
+
+// cpu is one logical CPU: topology, model state and counters.
+type cpu struct {
+	n, pkg, core, thread int // core: core id within the package
+	coreIndex            int // index of the core within its group
+	group                int
+	apic                 uint32
+	ctName               string
+	ct                   *CoreType
+	online               bool
+
+	regs map[uint32]uint64 // registers the model writes (HWP_REQUEST, EPB, PERF_CTL, CPPC_REQ)
+
+	// cpufreq policy state
+	governor      string
+	qosMin        uint64 // scaling_min_freq request, kHz
+	qosMax        uint64 // scaling_max_freq request, kHz
+	polMin        uint64 // effective policy->min
+	polMax        uint64 // effective policy->max
+	eppPolicy     string // intel: cpu_data->epp_policy ("" = unknown)
+	eppPowersave  int    // intel: cpu_data->epp_powersave (-1: invalid)
+	eppDefault    int
+	minPerfRatio  int
+	maxPerfRatio  int
+	lastBusy      float64
+	lastMHz       float64
+	mperf, aperf  float64
+	idle, busySec float64
+}
+
+// pkgState holds a package's energy counters in joules.
+type pkgState struct {
+	joules map[string]float64
+}
+
+// New builds a machine from a parsed description.
+func New(d *Description, opts ...Option) (*Machine, error) {
+	m := &Machine{desc: d, now: time.Now}
+	for _, o := range opts {
+		o(m)
+	}
+	if m.load == nil {
+		m.load = &HostLoad{Path: "/proc/stat"}
+	}
+	m.boot = m.now()
+	m.last = m.boot
+	n := 0
+	for p := 0; p < d.Packages; p++ {
+		coreID := 0
+		for gi, g := range d.Cores {
+			for c := 0; c < g.Count; c++ {
+				for t := 0; t < g.Threads; t++ {
+					c := &cpu{n: n, pkg: p, core: coreID, thread: t, coreIndex: c, group: gi,
+						ctName: g.Type, ct: d.CoreTypes[g.Type], online: true,
+						regs: map[uint32]uint64{}, eppPowersave: -1}
+					// x2APIC IDs: 2 bits per core for SMT, 7 bits of cores per
+					// package (assumed layout; real parts leave gaps too).
+					c.apic = uint32(p<<8 | coreID<<1 | t)
+					m.cpus = append(m.cpus, c)
+					n++
+				}
+				coreID++
+			}
+		}
+		m.pkgs = append(m.pkgs, &pkgState{joules: map[string]float64{}})
+	}
+	for _, off := range d.Offline {
+		if off <= 0 || off >= len(m.cpus) {
+			return nil, fmt.Errorf("%w: %s: offline CPU %d (CPU 0 cannot be offline; %d CPUs)", ErrDescription, d.Name, off, len(m.cpus))
+		}
+		m.cpus[off].online = false
+	}
+	for _, p := range m.pkgs {
+		for _, dom := range d.RAPL.Domains {
+			p.joules[dom] = m.energyStart
+		}
+	}
+	m.psysJ = m.energyStart
+	for _, c := range m.cpus {
+		for _, r := range d.MSRs {
+			if r.Kind == "hwp_request" || r.Kind == "epb" || r.Kind == "perf_ctl" || r.Kind == "cppc_req" {
+				if v, ok := m.constMSR(c, r.Addr); ok {
+					c.regs[r.Addr] = v
+				}
+			}
+		}
+	}
+	switch d.Driver.Name {
+	case "intel_pstate":
+		if err := m.intelInit(); err != nil {
+			return nil, err
+		}
+	case "amd-pstate-epp":
+		if err := m.amdInit(); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+// Name returns the machine's name.
+func (m *Machine) Name() string { return m.desc.Name }
+
+// Description returns the machine's description. Callers must not modify
+// it.
+func (m *Machine) Description() *Description { return m.desc }
+
+// NumCPUs returns the number of emulated CPUs (online or not).
+func (m *Machine) NumCPUs() int { return len(m.cpus) }
+
+// msrEntry finds the description's entry for addr on c.
+func (m *Machine) msrEntry(c *cpu, addr uint32) (MSR, bool) {
+	var any MSR
+	found := false
+	for _, r := range m.desc.MSRs {
+		if r.Addr != addr {
+			continue
+		}
+		if r.CoreType == c.ctName {
+			return r, true
+		}
+		if r.CoreType == "" {
+			any, found = r, true
+		}
+	}
+	return any, found
+}
+
+func (m *Machine) constMSR(c *cpu, addr uint32) (uint64, bool) {
+	r, ok := m.msrEntry(c, addr)
+	return r.Value, ok
+}
+
+// ReadMSR returns what rdmsr of addr on CPU n gives now. Errors: ENXIO
+// for an offline or absent CPU, EIO for a register the machine lacks
+// (the msr driver's answer when rdmsr faults).
+func (m *Machine) ReadMSR(n int, addr uint32) (uint64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n < 0 || n >= len(m.cpus) || !m.cpus[n].online {
+		return 0, errNoCPU
+	}
+	m.advance()
+	return m.readMSR(m.cpus[n], addr)
+}
+
+func (m *Machine) readMSR(c *cpu, addr uint32) (uint64, error) {
+	r, ok := m.msrEntry(c, addr)
+	if !ok {
+		return 0, errNoReg
+	}
+	tscHz := float64(m.desc.TSCMHz) * 1e6
+	switch r.Kind {
+	case "":
+		return r.Value, nil
+	case "tsc":
+		return r.Value + uint64(m.last.Sub(m.boot).Seconds()*tscHz), nil
+	case "mperf":
+		return r.Value + uint64(c.mperf), nil
+	case "aperf":
+		return r.Value + uint64(c.aperf), nil
+	case "idle":
+		return r.Value + uint64(c.idle), nil
+	case "perf_status":
+		// IA32_PERF_STATUS bits 15:8: the current ratio (of the bus clock).
+		return uint64(math.Round(c.lastMHz/float64(m.desc.BusMHz))) << 8, nil
+	case "hwp_request", "epb", "perf_ctl", "cppc_req":
+		return c.regs[addr], nil
+	}
+	dom := strings.TrimPrefix(r.Kind, "energy:")
+	return uint64(uint32(m.energyJoules(c.pkg, dom) / m.energyUnit())), nil
+}
+
+// energyJoules returns a domain's energy consumed so far.
+func (m *Machine) energyJoules(pkg int, dom string) float64 {
+	if dom == "psys" {
+		return m.psysJ
+	}
+	return m.pkgs[pkg].joules[dom]
+}
+
+// energyUnit returns the RAPL energy unit in joules: 1/2^ESU with ESU in
+// bits 12:8 of the unit register (SDM vol. 3B 15.10.1; the same layout in
+// AMD's MSR C001_0299).
+func (m *Machine) energyUnit() float64 {
+	u := uint64(0)
+	for _, r := range m.desc.MSRs {
+		if r.Addr == m.desc.RAPL.UnitMSR {
+			u = r.Value
+		}
+	}
+	return 1 / float64(uint64(1)<<(u>>8&0x1f))
+}
+
+// onlineCPUs lists the online CPU numbers.
+func (m *Machine) onlineCPUs() []int {
+	var l []int
+	for _, c := range m.cpus {
+		if c.online {
+			l = append(l, c.n)
+		}
+	}
+	return l
+}

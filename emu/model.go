@@ -1,0 +1,202 @@
+package emu
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Errors handed to readers unchanged (the real drivers' answers).
+var (
+	errNoCPU = syscall.ENXIO // msr_open/cpuid_open on an offline CPU
+	errNoReg = syscall.EIO   // rdmsr_safe_on_cpu faulted
+)
+
+// LoadSource reports how busy each host CPU was, as a fraction in [0,1],
+// since its previous call. Emulated CPU n follows host CPU n modulo the
+// number of host CPUs, so a real workload on the host shows up.
+type LoadSource interface {
+	Busy() []float64
+}
+
+// ConstLoad is a LoadSource with fixed busy fractions (tests).
+type ConstLoad []float64
+
+// Busy returns the fixed fractions.
+func (c ConstLoad) Busy() []float64 { return c }
+
+// HostLoad reads busy fractions from a /proc/stat file (the host's real
+// one: the emulator process stays outside the mount namespace in which
+// its own /proc/stat is mounted, so it never reads itself). Busy is
+// (total - idle - iowait) / total over the cpuN lines' deltas; intervals
+// shorter than one tick repeat the last fractions. A read error gives 0.
+type HostLoad struct {
+	Path string
+
+	prev [][2]uint64 // per host CPU: busy, total ticks
+	last []float64
+}
+
+// Busy implements LoadSource. It is not safe for concurrent use; the
+// Machine serializes its calls.
+func (h *HostLoad) Busy() []float64 {
+	cur, err := readStatTicks(h.Path)
+	if err != nil || len(cur) == 0 {
+		return []float64{0}
+	}
+	if len(h.prev) != len(cur) {
+		h.prev = make([][2]uint64, len(cur))
+		h.last = make([]float64, len(cur))
+	}
+	for i, c := range cur {
+		db, dt := c[0]-h.prev[i][0], c[1]-h.prev[i][1]
+		if dt > 0 {
+			h.last[i] = float64(db) / float64(dt)
+		}
+	}
+	h.prev = cur
+	return h.last
+}
+
+// readStatTicks parses the cpuN lines of a /proc/stat file into busy and
+// total ticks (fields: user nice system idle iowait irq softirq steal...).
+func readStatTicks(p string) ([][2]uint64, error) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var out [][2]uint64
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 5 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
+			continue
+		}
+		var total, idle uint64
+		for i, s := range f[1:] {
+			if i >= 8 { // guest and guest_nice are already in user/nice
+				break
+			}
+			v, err := strconv.ParseUint(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %q: %w", p, f[0], err)
+			}
+			total += v
+			if i == 3 || i == 4 {
+				idle += v
+			}
+		}
+		out = append(out, [2]uint64{total - idle, total})
+	}
+	return out, nil
+}
+
+// advance brings every counter up to the clock's present: over the
+// interval since the last call each online CPU was busy for the load
+// source's fraction, at the frequency its current request gives; energy
+// follows the power model. Caller holds m.mu.
+func (m *Machine) advance() {
+	now := m.now()
+	dt := now.Sub(m.last).Seconds()
+	if dt <= 0 {
+		return
+	}
+	m.last = now
+	busy := m.load.Busy()
+	tscHz := float64(m.desc.TSCMHz) * 1e6
+	p := m.desc.Power
+	pkgCoreW := make([]float64, len(m.pkgs))
+	pkgBusy := make([]float64, len(m.pkgs))
+	pkgN := make([]int, len(m.pkgs))
+	for _, c := range m.cpus {
+		if !c.online {
+			continue
+		}
+		b := 0.0
+		if len(busy) > 0 {
+			b = math.Min(1, math.Max(0, busy[c.n%len(busy)]))
+		}
+		mhz, refMHz := m.deliveredMHz(c)
+		c.lastBusy, c.lastMHz = b, mhz
+		c.mperf += b * dt * tscHz
+		c.aperf += b * dt * mhz * 1e6
+		c.idle += (1 - b) * dt * tscHz
+		c.busySec += b * dt
+		w := 0.0
+		if refMHz > 0 {
+			w = b * c.ct.ActiveW * math.Pow(mhz/refMHz, p.Exponent)
+		}
+		pkgCoreW[c.pkg] += w
+		pkgBusy[c.pkg] += b
+		pkgN[c.pkg]++
+	}
+	total := 0.0
+	for i, ps := range m.pkgs {
+		mean := 0.0
+		if pkgN[i] > 0 {
+			mean = pkgBusy[i] / float64(pkgN[i])
+		}
+		uncore := p.UncoreW * mean
+		pkgW := p.IdleW + uncore + pkgCoreW[i]
+		dram := p.DRAMW + p.DRAMBusyW*mean
+		ps.joules["pkg"] += pkgW * dt
+		ps.joules["core"] += pkgCoreW[i] * dt
+		ps.joules["uncore"] += uncore * dt
+		ps.joules["dram"] += dram * dt
+		total += pkgW
+	}
+	m.psysJ += (total + p.PlatformW) * dt
+}
+
+// deliveredMHz is the frequency a busy CPU runs at under its current
+// request, and the reference frequency of its core type's ActiveW.
+//
+// Intel (HWP): with Desired_Performance set, that value clamped to
+// [Minimum, Maximum]; otherwise the hardware's choice, modelled as a
+// straight line from Highest_Performance at EPP 0 down to
+// Most_Efficient_Performance at EPP 255, clamped to [Minimum, Maximum] and
+// to [Lowest, Highest]. One performance unit is PerfKHz.
+// AMD (CPPC): the same with CAP1 highest and lowest_nonlinear, in units of
+// nominal_freq / nominal_perf.
+// No driver: the TSC (base) frequency.
+func (m *Machine) deliveredMHz(c *cpu) (mhz, ref float64) {
+	switch m.desc.Driver.Name {
+	case "intel_pstate":
+		caps, _ := m.constMSR(c, msrHWPCapabilities)
+		highest, guar, eff, lowest := int(caps&0xff), int(caps>>8&0xff), int(caps>>16&0xff), int(caps>>24&0xff)
+		req := c.regs[msrHWPRequest]
+		perf := hwpTarget(req, lowest, eff, highest)
+		k := float64(c.ct.PerfKHz) / 1000
+		return float64(perf) * k, float64(guar) * k
+	case "amd-pstate-epp":
+		cp := m.amdCaps(c)
+		req := c.regs[msrCPPCReq]
+		// CPPC_REQ: max 7:0, min 15:8, desired 23:16, EPP 31:24.
+		r := req&0xff<<8 | req>>8&0xff | req&0xffff_0000
+		perf := hwpTarget(r, cp.lowest, cp.lowestNonlinear, cp.highest)
+		k := float64(c.ct.NominalMHz) / float64(cp.nominal)
+		return float64(perf) * k, float64(c.ct.NominalMHz)
+	}
+	return float64(m.desc.TSCMHz), float64(m.desc.TSCMHz)
+}
+
+// hwpTarget applies the frequency model to an Intel-layout request
+// (min 7:0, max 15:8, desired 23:16, EPP 31:24).
+func hwpTarget(req uint64, lowest, efficient, highest int) int {
+	minP, maxP, des, epp := int(req&0xff), int(req>>8&0xff), int(req>>16&0xff), int(req>>24&0xff)
+	lo := max(minP, lowest)
+	hi := min(maxP, highest)
+	if hi < lo {
+		hi = lo
+	}
+	t := des
+	if t == 0 {
+		t = highest - int(math.Round(float64((highest-efficient)*epp)/255))
+	}
+	return min(max(t, lo), hi)
+}
