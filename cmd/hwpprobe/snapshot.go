@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/cpuid"
+	"github.com/hwpprobe/hwpprobe/msr"
+	"github.com/hwpprobe/hwpprobe/snapshot"
+	"github.com/hwpprobe/hwpprobe/sysfs"
+)
+
+func init() { subcommands = append(subcommands, newSnapshotCmd) }
+
+func newSnapshotCmd() *cobra.Command {
+	var cpuSpec string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "snapshot [-C cpus] [--json]",
+		Short: "Show cpufreq sysfs settings next to the HWP/CPPC/EPB registers, per core type",
+		Long: `snapshot shows the machine as the kernel presents it (cpufreq driver, governor,
+energy_performance_preference, energy_perf_bias, scaling limits, intel_pstate
+and amd-pstate settings) next to what the registers hold (HWP_REQUEST,
+HWP_CAPABILITIES, EPB, AMD CPPC) for every CPU, grouped by core type, with
+package facts (RAPL units, TDP, PL1/PL2, TjMax, temperatures, turbo ratios).
+It flags every place where sysfs and a register disagree and explains the
+kernel rule behind it, and reports what could not be read, why, and how to
+fix it. It exits 0 with whatever it could read. See docs/snapshot.md.`,
+		Args: argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			dev := msr.Open(global.root)
+			defer dev.Close()
+			id := cpuid.Open(global.root)
+			defer id.Close()
+			s, err := snapshot.Build(snapshot.Sources{
+				FS: sysfs.NewFS(global.root), MSR: dev, CPUID: id, EUID: os.Geteuid(),
+			}, cpuSpec)
+			if errors.Is(err, snapshot.ErrBadCPUList) {
+				return usageError{err}
+			}
+			if err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				return enc.Encode(s)
+			}
+			return snapshot.WriteText(out, s)
+		},
+	}
+	cmd.Flags().StringVarP(&cpuSpec, "cpus", "C", "", "CPUs to show, e.g. 0-3,8 (default: every online CPU)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema in docs/snapshot.md)")
+	return cmd
+}

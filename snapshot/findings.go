@@ -1,0 +1,202 @@
+package snapshot
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/hwpprobe/hwpprobe/cpus"
+)
+
+// Finding is one place where what sysfs says and what a register holds
+// disagree ("disagreement"), or where a kernel rule makes them differ from
+// what a user set ("note"), with the rule explained.
+type Finding struct {
+	Kind        string `json:"kind"`  // "disagreement" or "note"
+	Check       string `json:"check"` // epp, performance_policy, epb, scaling_max_freq, scaling_min_freq, no_turbo, hwp_enable
+	CPUs        string `json:"cpus"`  // the CPUs it applies to
+	Sysfs       string `json:"sysfs"`
+	Register    string `json:"register"`
+	Explanation string `json:"explanation"`
+}
+
+// Finding kinds.
+const (
+	KindDisagreement = "disagreement"
+	KindNote         = "note"
+)
+
+// Kernel rules, cited once (design.md section 1 and the sources named).
+const (
+	rulePerformance = "under the performance policy intel_pstate_hwp_set() writes HWP_REQUEST with min = max (the max_perf_ratio) and EPP 0, whatever energy_performance_preference was set to (drivers/cpufreq/intel_pstate.c)"
+	ruleSDMMinMax   = "the SDM: setting Minimum_Performance = Maximum_Performance is functionally equivalent to IA32_PERF_CTL and bypasses HWP"
+	ruleEPPShow     = "intel_pstate maps the EPP name through the model's table and show_energy_performance_preference() reads HWP_REQUEST live, so a mismatch means the register was written behind the driver's back (wrmsr, firmware, another tool) or this model's balance_performance came from firmware (intel_pstate_update_epp_defaults())"
+	ruleAMDEPP      = "amd-pstate writes the EPP of the table (drivers/cpufreq/amd-pstate.c) into MSR_AMD_CPPC_REQ bits 31:24 and shows its cached request, so a mismatch means the register was written behind the driver's back"
+	ruleAMDPerf     = "amd-pstate in active (EPP) mode writes EPP 0 under the performance policy (amd_pstate_epp_update_limit()); it no longer forces min = max since commit 0c411b39e4f4 (2024)"
+	ruleEPB         = "energy_perf_bias reads IA32_ENERGY_PERF_BIAS bits 3:0 live on every read (arch/x86/kernel/cpu/intel_epb.c), so a mismatch means the register changed between the two reads; since 6.18 intel_pstate never writes EPB"
+	ruleMax         = "intel_pstate converts scaling_max_freq to a performance level (kHz x highest / cpuinfo_max_freq) and caps it with max_perf_pct of the turbo maximum (guaranteed when no_turbo=1) before writing HWP_REQUEST.max (intel_pstate_update_perf_limits())"
+	ruleMin         = "intel_pstate converts scaling_min_freq the same way, raises it to min_perf_pct of the turbo maximum and keeps it at or below max before writing HWP_REQUEST.min (intel_pstate_update_perf_limits())"
+	ruleNoTurboMSR  = "IA32_MISC_ENABLE bit 38 (turbo disable, set by firmware) makes intel_pstate report no_turbo=1 and refuse to clear it (intel_pstate_turbo_is_disabled())"
+	ruleNoTurboMax  = "with no_turbo=1 intel_pstate limits HWP_REQUEST.max to the guaranteed level (HWP_CAPABILITIES.guaranteed, the max non-turbo P-state)"
+	ruleHWPEnable   = "intel_pstate in active mode with HWP sets IA32_PM_ENABLE bit 0 at init (intel_pstate_hwp_enable()); HWP_REQUEST is ignored while it is clear"
+)
+
+type cpuFinding struct {
+	cpu int
+	f   Finding
+}
+
+// findings evaluates the rules on every CPU and merges CPUs that have the
+// same finding.
+func findings(s *Snapshot) []Finding {
+	var raw []cpuFinding
+	add := func(cpu int, kind, check, sysfsSays, reg, why string) {
+		raw = append(raw, cpuFinding{cpu, Finding{Kind: kind, Check: check, Sysfs: sysfsSays, Register: reg, Explanation: why}})
+	}
+	ip := s.Driver.IntelPstate
+	activeIntel := ip != nil && ip.Status != nil && *ip.Status == "active"
+	noTurbo := ip != nil && ip.NoTurbo != nil && *ip.NoTurbo == 1
+	for _, g := range s.Groups {
+		for _, c := range g.CPUs {
+			sy, r := c.Sysfs, c.Registers
+			gov := deref(sy.ScalingGovernor)
+			if req, caps := r.HWPRequest, r.HWPCapabilities; req != nil {
+				if activeIntel && r.HWPEnabled != nil && !*r.HWPEnabled {
+					add(c.CPU, KindDisagreement, "hwp_enable", "intel_pstate status active", "IA32_PM_ENABLE.HWP_ENABLE 0", ruleHWPEnable)
+				}
+				if activeIntel && gov == "performance" {
+					reg := fmt.Sprintf("HWP_REQUEST min %d max %d epp %d", req.Min, req.Max, req.EPP)
+					switch {
+					case req.EPP != 0 || req.Min != req.Max:
+						add(c.CPU, KindDisagreement, "performance_policy", "scaling_governor performance", reg, rulePerformance)
+					default:
+						add(c.CPU, KindNote, "performance_policy", "scaling_governor performance", reg, rulePerformance+"; "+ruleSDMMinMax+". Set the governor to powersave for energy_performance_preference to take effect")
+					}
+				} else if sy.EPP != nil && s.Machine.EPPTable != nil {
+					if want, ok := s.Machine.EPPTable.Value(*sy.EPP); ok && want != req.EPP {
+						add(c.CPU, KindDisagreement, "epp",
+							fmt.Sprintf("energy_performance_preference %s (EPP %d in %s)", *sy.EPP, want, s.Machine.EPPTable.Source),
+							fmt.Sprintf("HWP_REQUEST.EPP %d (%s)", req.EPP, s.Machine.EPPTable.Name(req.EPP)), ruleEPPShow)
+					}
+				}
+				if activeIntel && caps != nil {
+					checkLimits(c, ip, noTurbo, add)
+				}
+				if noTurbo && caps != nil && req.Max > caps.Guaranteed {
+					add(c.CPU, KindDisagreement, "no_turbo", "intel_pstate/no_turbo 1",
+						fmt.Sprintf("HWP_REQUEST.max %d > guaranteed %d", req.Max, caps.Guaranteed), ruleNoTurboMax)
+				}
+			}
+			if r.TurboDisabled != nil && *r.TurboDisabled && ip != nil && ip.NoTurbo != nil && *ip.NoTurbo == 0 {
+				add(c.CPU, KindDisagreement, "no_turbo", "intel_pstate/no_turbo 0", "IA32_MISC_ENABLE bit 38 (turbo disable) set", ruleNoTurboMSR)
+			}
+			if sy.EPB != nil && r.EPB != nil && uint8(*sy.EPB) != r.EPB.Value {
+				add(c.CPU, KindDisagreement, "epb", fmt.Sprintf("energy_perf_bias %d", *sy.EPB),
+					fmt.Sprintf("IA32_ENERGY_PERF_BIAS %d", r.EPB.Value), ruleEPB)
+			}
+			if req := r.CPPCReq; req != nil {
+				if gov == "performance" && strings.HasSuffix(deref(sy.ScalingDriver), "-epp") {
+					if req.EPP != 0 {
+						add(c.CPU, KindDisagreement, "performance_policy", "scaling_governor performance", fmt.Sprintf("CPPC_REQ.EPP %d", req.EPP), ruleAMDPerf)
+					}
+				} else if sy.EPP != nil {
+					if want, ok := AMDEPPTable.Value(*sy.EPP); ok && want != req.EPP {
+						add(c.CPU, KindDisagreement, "epp",
+							fmt.Sprintf("energy_performance_preference %s (EPP %d)", *sy.EPP, want),
+							fmt.Sprintf("CPPC_REQ.EPP %d (%s)", req.EPP, AMDEPPTable.Name(req.EPP)), ruleAMDEPP)
+					}
+				}
+			}
+		}
+	}
+	return merge(raw)
+}
+
+// checkLimits compares scaling_max_freq / scaling_min_freq with
+// HWP_REQUEST max / min. The conversion uses the CPU's own ratio of
+// performance levels to kHz (cpuinfo_max_freq corresponds to the highest
+// level, or to the guaranteed level with no_turbo=1), which also holds for
+// hybrid P-cores whose levels are not 100 MHz apart. Rounding allows one
+// level either way.
+func checkLimits(c CPU, ip *IntelPstate, noTurbo bool, add func(int, string, string, string, string, string)) {
+	sy, req, caps := c.Sysfs, c.Registers.HWPRequest, c.Registers.HWPCapabilities
+	if sy.CPUInfoMaxKHz == nil || *sy.CPUInfoMaxKHz <= 0 {
+		return
+	}
+	turboMax := int64(caps.Highest)
+	if noTurbo {
+		turboMax = int64(caps.Guaranteed)
+	}
+	toPerf := func(khz int64) int64 { return (khz*turboMax + *sy.CPUInfoMaxKHz/2) / *sy.CPUInfoMaxKHz }
+	pct := func(p *int64, def int64) int64 {
+		if p == nil {
+			return def
+		}
+		return (turboMax**p + 99) / 100 // DIV_ROUND_UP(turbo_max * pct, 100)
+	}
+	globalMax := pct(ip.MaxPerfPct, turboMax)
+	wantMax := globalMax
+	if sy.ScalingMaxKHz != nil {
+		wantMax = min(toPerf(*sy.ScalingMaxKHz), globalMax)
+	}
+	if d := wantMax - int64(req.Max); d > 1 || d < -1 {
+		add(c.CPU, KindDisagreement, "scaling_max_freq",
+			fmt.Sprintf("scaling_max_freq %d kHz, max_perf_pct %s: level %d", derefInt(sy.ScalingMaxKHz), pctString(ip.MaxPerfPct), wantMax),
+			fmt.Sprintf("HWP_REQUEST.max %d", req.Max), ruleMax)
+	}
+	if deref(sy.ScalingGovernor) == "performance" {
+		return // min = max: covered by performance_policy
+	}
+	wantMin := pct(ip.MinPerfPct, 0)
+	if sy.ScalingMinKHz != nil {
+		wantMin = max(toPerf(*sy.ScalingMinKHz), wantMin)
+	}
+	wantMin = min(wantMin, wantMax)
+	if d := wantMin - int64(req.Min); d > 1 || d < -1 {
+		add(c.CPU, KindDisagreement, "scaling_min_freq",
+			fmt.Sprintf("scaling_min_freq %d kHz, min_perf_pct %s: level %d", derefInt(sy.ScalingMinKHz), pctString(ip.MinPerfPct), wantMin),
+			fmt.Sprintf("HWP_REQUEST.min %d", req.Min), ruleMin)
+	}
+}
+
+func pctString(p *int64) string {
+	if p == nil {
+		return "n/a"
+	}
+	return fmt.Sprint(*p)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func derefInt(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// merge joins findings that differ only in their CPU, in order of first
+// appearance.
+func merge(raw []cpuFinding) []Finding {
+	out := []Finding{}
+	lists := map[Finding]cpus.List{}
+	var order []Finding
+	for _, r := range raw {
+		if _, ok := lists[r.f]; !ok {
+			order = append(order, r.f)
+		}
+		lists[r.f] = append(lists[r.f], r.cpu)
+	}
+	for _, f := range order {
+		l := lists[f]
+		slices.Sort(l)
+		f.CPUs = l.String()
+		out = append(out, f)
+	}
+	return out
+}
