@@ -1,0 +1,283 @@
+package source
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/cpuid"
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/msr"
+	"github.com/hwpprobe/hwpprobe/rapl"
+	"github.com/hwpprobe/hwpprobe/sampler"
+	"github.com/hwpprobe/hwpprobe/sysfs"
+)
+
+func writeTree(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// clock is a fake clock advanced by hand.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+// intelRegs returns the registers of an Intel CPU with HWP: values from
+// /work/shared/vectors/registers.tsv style dumps (HWP_REQUEST 0x80002b0c:
+// min 12, max 43, EPP 128; MSR_TEMPERATURE_TARGET 0x00640000: TjMax 100;
+// MSR_RAPL_POWER_UNIT 0xa0e03: 2^-14 J).
+func intelRegs() map[uint32]uint64 {
+	return map[uint32]uint64{
+		hwp.MSR_IA32_APERF: 0, hwp.MSR_IA32_MPERF: 0, msrTSC: 0,
+		hwp.MSR_IA32_HWP_REQUEST: 0x80002b0c, hwp.MSR_IA32_ENERGY_PERF_BIAS: 6,
+		hwp.MSR_IA32_THERM_STATUS: 0x88300000, hwp.MSR_TEMPERATURE_TARGET: 0x00640000,
+		hwp.MSR_IA32_PACKAGE_THERM_STATUS: 0x88280000, hwp.MSR_CORE_PERF_LIMIT_REASONS: 0,
+		rapl.MSR_RAPL_POWER_UNIT: 0xa0e03, rapl.MSR_PKG_ENERGY_STATUS: 0xfffff000, rapl.MSR_PP0_ENERGY_STATUS: 0,
+	}
+}
+
+// TestMSRSources: no perf (as under emulation), counters and energy from
+// the MSRs; the 32-bit package energy counter wraps between the samples.
+func TestMSRSources(t *testing.T) {
+	m := msr.Map{0: intelRegs(), 1: intelRegs()}
+	root := t.TempDir() // no powercap: falls back to the MSRs
+	clk := &clock{time.Unix(1000, 0)}
+	set, err := Open(Config{Root: root, CPUs: []sampler.Topo{{CPU: 0}, {CPU: 1, Core: 1}}, MSR: m, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	st := set.Setup()
+	got := map[string]sampler.Source{}
+	for k, v := range st.Info().Sources {
+		got[k] = v
+	}
+	want := map[string]sampler.Source{
+		"Avg_MHz": sampler.SrcMSR, "Busy%": sampler.SrcMSR, "Bzy_MHz": sampler.SrcMSR, "TSC_MHz": sampler.SrcMSR,
+		"IPC": sampler.SrcNone, "CoreTmp": sampler.SrcMSR, "PkgTmp": sampler.SrcMSR,
+		"HWP_REQUEST": sampler.SrcMSR, "EPB": sampler.SrcMSR, "LIMIT_REASONS": sampler.SrcMSR,
+		"PkgWatt": sampler.SrcMSR, "CorWatt": sampler.SrcMSR, "GFXWatt": sampler.SrcNone, "RAMWatt": sampler.SrcNone, "SysWatt": sampler.SrcNone,
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("sources (-want +got):\n%s", d)
+	}
+	s, err := sampler.New(set, sampler.WithClock(clk.now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One second: cpu0 busy 25% at 3000 MHz with a 2000 MHz TSC;
+	// EPB changes to 0 on cpu1. Package: 0x1000 counts to the wrap and
+	// 20 J (327680 counts) after it: 20.25 J.
+	clk.t = clk.t.Add(time.Second)
+	m[0][msrTSC], m[0][hwp.MSR_IA32_MPERF], m[0][hwp.MSR_IA32_APERF] = 2e9, 0.5e9, 0.75e9
+	m[1][msrTSC], m[1][hwp.MSR_IA32_MPERF], m[1][hwp.MSR_IA32_APERF] = 2e9, 2e9, 2e9
+	m[1][hwp.MSR_IA32_ENERGY_PERF_BIAS] = 0
+	m[0][rapl.MSR_PKG_ENERGY_STATUS] = 20 * 16384
+	m[0][rapl.MSR_PP0_ENERGY_STATUS] = 10 * 16384
+	var smp sampler.Sample
+	if err := s.Sample(&smp); err != nil {
+		t.Fatal(err)
+	}
+	c0, c1, pk := smp.CPUs[0], smp.CPUs[1], smp.Packages[0]
+	approx := cmpopts.EquateApprox(1e-9, 0)
+	type figs struct{ Avg, Busy, Bzy, TSC, Tmp, PkgW, CorW, PkgTmp float64 }
+	gotF := figs{c0.AvgMHz.V, c0.BusyPct.V, c0.BzyMHz.V, c0.TSCMHz.V, c0.CoreTmp.V, pk.PkgWatt.V, pk.CorWatt.V, pk.PkgTmp.V}
+	// Avg = 0.75e9/1e6 = 750; Busy = 25; Bzy = 2000*0.75/0.5 = 3000;
+	// CoreTmp = 100 - 0x30 = 52; PkgTmp = 100 - 0x28 = 60.
+	wantF := figs{750, 25, 3000, 2000, 52, 20.25, 10, 60}
+	if d := cmp.Diff(wantF, gotF, approx); d != "" {
+		t.Errorf("figures (-want +got):\n%s", d)
+	}
+	if pk.PkgWatt.Flags&sampler.FlagWrapped == 0 {
+		t.Errorf("PkgWatt flags %v, want wrapped", pk.PkgWatt.Flags)
+	}
+	if !c1.EPB.Changed || c0.EPB.Changed || c1.EPB.Raw != 0 {
+		t.Errorf("EPB change: cpu0 %+v cpu1 %+v", c0.EPB, c1.EPB)
+	}
+	// HWP_REQUEST, EPB, THERM per CPU (3) + APERF, MPERF, TSC (3);
+	// package: PKG and PP0 energy, PKG_THERM, LIMIT_REASONS (4).
+	before := set.Syscalls()
+	if err := s.Sample(&smp); err == nil {
+		t.Fatal("zero-length interval accepted")
+	}
+	if n := set.Syscalls() - before; n != 2*6+4 {
+		t.Errorf("one reading made %d reads, want %d", n, 2*6+4)
+	}
+}
+
+// TestNothingReadable: a machine without the msr driver, perf off and no
+// powercap gives no figures and says why for each.
+func TestNothingReadable(t *testing.T) {
+	root := t.TempDir()
+	writeTree(t, root, map[string]string{"sys/devices/system/cpu/cpu0/topology/core_id": "0\n"})
+	set, err := Open(Config{Root: root, CPUs: []sampler.Topo{{CPU: 0}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	st := set.Setup()
+	if st.Counters != sampler.SrcNone || st.Energy[sampler.DomPkg].Src != sampler.SrcNone || st.HWPRequest != sampler.SrcNone {
+		t.Errorf("sources present without any device: %+v", st)
+	}
+	notes := map[string]string{}
+	for _, n := range st.Notes {
+		notes[n.Figure] = n.Reason
+	}
+	for _, fig := range []string{"Avg_MHz", "PkgWatt", "HWP_REQUEST", "EPB", "CoreTmp", "PkgTmp", "LIMIT_REASONS"} {
+		if notes[fig] == "" {
+			t.Errorf("no note for %s; notes: %v", fig, st.Notes)
+		}
+	}
+	if !strings.Contains(notes["HWP_REQUEST"], "msr") {
+		t.Errorf("HWP_REQUEST note %q does not name the msr device", notes["HWP_REQUEST"])
+	}
+}
+
+// TestPowercap reads energy from a powercap tree laid out as
+// drivers/powercap/intel_rapl_common.c publishes it (package-0 with core
+// and uncore sub-zones, psys as its own top-level zone), and handles the
+// wrap at max_energy_range_uj.
+func TestPowercap(t *testing.T) {
+	root := t.TempDir()
+	const pc = "sys/class/powercap/"
+	const maxUJ = "262143328850\n" // 2^32 x 61.035 µJ, as on client parts
+	writeTree(t, root, map[string]string{
+		pc + "intel-rapl:0/name": "package-0\n", pc + "intel-rapl:0/max_energy_range_uj": maxUJ, pc + "intel-rapl:0/energy_uj": "262143000000\n",
+		pc + "intel-rapl:0:0/name": "core\n", pc + "intel-rapl:0:0/max_energy_range_uj": maxUJ, pc + "intel-rapl:0:0/energy_uj": "5000000\n",
+		pc + "intel-rapl:0:1/name": "uncore\n", pc + "intel-rapl:0:1/max_energy_range_uj": maxUJ, pc + "intel-rapl:0:1/energy_uj": "7\n",
+		pc + "intel-rapl:1/name": "psys\n", pc + "intel-rapl:1/max_energy_range_uj": maxUJ, pc + "intel-rapl:1/energy_uj": "100\n",
+	})
+	clk := &clock{time.Unix(1000, 0)}
+	set, err := Open(Config{Root: root, CPUs: []sampler.Topo{{CPU: 0}}, MSR: msr.Map{0: {}}, Now: clk.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	s, err := sampler.New(set, sampler.WithClock(clk.now))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk.t = clk.t.Add(2 * time.Second)
+	writeTree(t, root, map[string]string{
+		pc + "intel-rapl:0/energy_uj":   "1000000\n",  // wrapped: 328850 + 1000000 µJ
+		pc + "intel-rapl:0:0/energy_uj": "15000000\n", // 10 J
+		pc + "intel-rapl:0:1/energy_uj": "7\n",        // did not move
+		pc + "intel-rapl:1/energy_uj":   "40000100\n", // 40 J
+	})
+	var smp sampler.Sample
+	if err := s.Sample(&smp); err != nil {
+		t.Fatal(err)
+	}
+	pk := smp.Packages[0]
+	want := sampler.Package{
+		PkgWatt: sampler.Value{V: 1.328850 / 2, Src: sampler.SrcPowercap, Flags: sampler.FlagWrapped},
+		CorWatt: sampler.Value{V: 5, Src: sampler.SrcPowercap},
+		GFXWatt: sampler.Value{V: 0, Src: sampler.SrcPowercap, Flags: sampler.FlagReadsZero},
+		SysWatt: sampler.Value{V: 20, Src: sampler.SrcPowercap},
+	}
+	if d := cmp.Diff(want, pk, cmpopts.EquateApprox(1e-9, 0)); d != "" {
+		t.Errorf("package (-want +got):\n%s", d)
+	}
+}
+
+// TestTopologyFixture places CPUs of a hybrid part: cpu0 Core (P), cpu1
+// Atom with L3 (E), cpu2 Atom without L3 (LP-E, as Meteor Lake's SoC
+// tile cores).
+func TestTopologyFixture(t *testing.T) {
+	root := t.TempDir()
+	files := map[string]string{}
+	for c, core := range []string{"0", "8", "32"} {
+		d := "sys/devices/system/cpu/cpu" + string(rune('0'+c)) + "/topology/"
+		files[d+"physical_package_id"] = "0\n"
+		files[d+"core_id"] = core + "\n"
+	}
+	writeTree(t, root, files)
+	l3 := cpuid.Regs{EAX: 3<<5 | 3}
+	l2 := cpuid.Regs{EAX: 2<<5 | 3}
+	null := cpuid.Regs{}
+	leaf7 := cpuid.Regs{EDX: 1 << 15}
+	id := cpuid.Map{
+		0: {{Leaf: 7}: leaf7, {Leaf: 0x1a}: {EAX: 0x40 << 24}, {Leaf: 4}: l2, {Leaf: 4, Subleaf: 1}: l3, {Leaf: 4, Subleaf: 2}: null},
+		1: {{Leaf: 7}: leaf7, {Leaf: 0x1a}: {EAX: 0x20 << 24}, {Leaf: 4}: l2, {Leaf: 4, Subleaf: 1}: l3, {Leaf: 4, Subleaf: 2}: null},
+		2: {{Leaf: 7}: leaf7, {Leaf: 0x1a}: {EAX: 0x20 << 24}, {Leaf: 4}: l2, {Leaf: 4, Subleaf: 1}: null},
+	}
+	got, err := Topology(sysfs.NewFS(root), id, []int{0, 1, 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sampler.Topo{
+		{CPU: 0, Core: 0, Type: sampler.CorePerformance},
+		{CPU: 1, Core: 8, Type: sampler.CoreEfficient},
+		{CPU: 2, Core: 32, Type: sampler.CoreLowPowerE},
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("Topology (-want +got):\n%s", d)
+	}
+	if _, err := Topology(sysfs.NewFS(root), nil, []int{5}); err == nil {
+		t.Errorf("Topology of a missing CPU succeeded")
+	}
+}
+
+// TestRealVM runs on the development/CI VM itself: the perf msr PMU has
+// tsc only, there is no hardware PMU, no msr driver and no powercap.
+// TSC_MHz comes from perf; everything else is absent with a reason.
+func TestRealVM(t *testing.T) {
+	online, err := cpus.Online("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, err := Topology(sysfs.NewFS("/"), cpuid.Open("/"), online)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := Open(Config{Root: "/", CPUs: topo, Perf: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer set.Close()
+	st := set.Setup()
+	if st.TSC != sampler.SrcPerf {
+		t.Fatalf("TSC source %v, want perf (msr PMU tsc); notes %v", st.TSC, st.Notes)
+	}
+	notes := map[string]string{}
+	for _, n := range st.Notes {
+		notes[n.Figure] += n.Reason
+	}
+	if st.Counters != sampler.SrcNone || !strings.Contains(notes["Avg_MHz"], "no aperf/mperf") {
+		t.Errorf("counters %v, Avg_MHz note %q", st.Counters, notes["Avg_MHz"])
+	}
+	if st.Instructions != sampler.SrcNone || !strings.Contains(notes["IPC"], "not supported") {
+		t.Errorf("instructions %v, IPC note %q", st.Instructions, notes["IPC"])
+	}
+	s, err := sampler.New(set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	var smp sampler.Sample
+	if err := s.Sample(&smp); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range smp.CPUs {
+		if mhz := c.TSCMHz.V; !c.TSCMHz.OK() || mhz < 1000 || mhz > 10000 {
+			t.Errorf("cpu%d TSC_MHz %+v, want 1000-10000 from perf", c.CPU, c.TSCMHz)
+		}
+		if c.AvgMHz.Src != sampler.SrcNone || c.IPC.Src != sampler.SrcNone {
+			t.Errorf("cpu%d: Avg_MHz %+v IPC %+v present without counters", c.CPU, c.AvgMHz, c.IPC)
+		}
+	}
+}
