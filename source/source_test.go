@@ -16,6 +16,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 func writeTree(t *testing.T, root string, files map[string]string) {
@@ -194,41 +195,21 @@ func TestPowercap(t *testing.T) {
 	}
 }
 
-// TestTopologyFixture places CPUs of a hybrid part: cpu0 Core (P), cpu1
-// Atom with L3 (E), cpu2 Atom without L3 (LP-E, as Meteor Lake's SoC
-// tile cores).
-func TestTopologyFixture(t *testing.T) {
-	root := t.TempDir()
-	files := map[string]string{}
-	for c, core := range []string{"0", "8", "32"} {
-		d := "sys/devices/system/cpu/cpu" + string(rune('0'+c)) + "/topology/"
-		files[d+"physical_package_id"] = "0\n"
-		files[d+"core_id"] = core + "\n"
-	}
-	writeTree(t, root, files)
-	l3 := cpuid.Regs{EAX: 3<<5 | 3}
-	l2 := cpuid.Regs{EAX: 2<<5 | 3}
-	null := cpuid.Regs{}
-	leaf7 := cpuid.Regs{EDX: 1 << 15}
-	id := cpuid.Map{
-		0: {{Leaf: 7}: leaf7, {Leaf: 0x1a}: {EAX: 0x40 << 24}, {Leaf: 4}: l2, {Leaf: 4, Subleaf: 1}: l3, {Leaf: 4, Subleaf: 2}: null},
-		1: {{Leaf: 7}: leaf7, {Leaf: 0x1a}: {EAX: 0x20 << 24}, {Leaf: 4}: l2, {Leaf: 4, Subleaf: 1}: l3, {Leaf: 4, Subleaf: 2}: null},
-		2: {{Leaf: 7}: leaf7, {Leaf: 0x1a}: {EAX: 0x20 << 24}, {Leaf: 4}: l2, {Leaf: 4, Subleaf: 1}: null},
-	}
-	got, err := Topology(sysfs.NewFS(root), id, []int{0, 1, 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+func TestPlacement(t *testing.T) {
+	in := topology.Topology{Hybrid: true, CPUs: []topology.CPU{
+		{CPU: 0, Package: 0, Core: 0, Type: topology.PCore},
+		{CPU: 1, Package: 0, Core: 8, Type: topology.ECore},
+		{CPU: 2, Package: 1, Core: 32, Type: topology.LPECore},
+		{CPU: 3, Package: 1, Core: 33, Type: topology.Uniform},
+	}}
 	want := []sampler.Topo{
-		{CPU: 0, Core: 0, Type: sampler.CorePerformance},
-		{CPU: 1, Core: 8, Type: sampler.CoreEfficient},
-		{CPU: 2, Core: 32, Type: sampler.CoreLowPowerE},
+		{CPU: 0, Package: 0, Core: 0, Type: sampler.CorePerformance},
+		{CPU: 1, Package: 0, Core: 8, Type: sampler.CoreEfficient},
+		{CPU: 2, Package: 1, Core: 32, Type: sampler.CoreLowPowerE},
+		{CPU: 3, Package: 1, Core: 33, Type: sampler.CoreUnknown},
 	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("Topology (-want +got):\n%s", d)
-	}
-	if _, err := Topology(sysfs.NewFS(root), nil, []int{5}); err == nil {
-		t.Errorf("Topology of a missing CPU succeeded")
+	if d := cmp.Diff(want, Placement(in)); d != "" {
+		t.Errorf("Placement (-want +got):\n%s", d)
 	}
 }
 
@@ -240,11 +221,11 @@ func TestRealVM(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	topo, err := Topology(sysfs.NewFS("/"), cpuid.Open("/"), online)
+	topo, err := topology.Detect(sysfs.NewFS("/"), cpuid.Open("/"), online)
 	if err != nil {
 		t.Fatal(err)
 	}
-	set, err := Open(Config{Root: "/", CPUs: topo, Perf: true})
+	set, err := Open(Config{Root: "/", CPUs: Placement(topo), Perf: true})
 	if err != nil {
 		t.Fatal(err)
 	}
