@@ -182,6 +182,10 @@ func (x *Run) addSamples(b Samples) {
 		for i := range s.Packages {
 			s.Packages[i].Values = remap(s.Packages[i].Values, pkgMap, len(x.PackageColumns))
 		}
+		for i := range s.Summaries {
+			s.Summaries[i].Values = remap(s.Summaries[i].Values, cpuMap, len(x.CPUColumns))
+			s.Summaries[i].PackageValues = remap(s.Summaries[i].PackageValues, pkgMap, len(x.PackageColumns))
+		}
 		x.Samples = append(x.Samples, s)
 	}
 }

@@ -27,7 +27,9 @@ func sampleRecords() []Record {
 	return []Record{
 		RunStart{Run: 1, Side: "A", Settings: []Setting{{"scaling_governor", "performance"}},
 			Observed: []Setting{{"scaling_governor", "powersave (0-3), performance (4-7)"}},
-			Command:  []string{"sleep", "2"}, Dir: "/tmp", UID: 65534, GID: 65534, PID: 4242, TimeNs: 1_700_000_000_000_000_000},
+			Figures: &Figures{Sources: map[string]string{"Avg_MHz": "perf", "IPC": ""},
+				Notes: []FigureNote{{"IPC", "no instructions event"}}},
+			Command: []string{"sleep", "2"}, Dir: "/tmp", UID: 65534, GID: 65534, PID: 4242, TimeNs: 1_700_000_000_000_000_000},
 		Snapshot{Run: 1, Phase: PhaseBefore, TimeNs: 1_700_000_000_000_000_001, Format: "test/1",
 			Data: json.RawMessage(`{"cpus":[{"cpu":0,"epp":128}]}`)},
 		Samples{Run: 1, CPUColumns: []string{"Avg_MHz", "Busy%", "IPC"}, PackageColumns: []string{"PkgWatt"},
@@ -36,7 +38,8 @@ func sampleRecords() []Record {
 					{CPU: 0, Core: 0, CoreType: "P", Values: []Value{2400.5, 37.25, NA}, Regs: []Reg{{0x774, bigReg}}},
 					{CPU: 1, Core: 1, Package: 0, Values: []Value{800, 0, 1.5}},
 				},
-				Packages: []PackageRow{{Package: 0, Values: []Value{12.75}}}}}},
+				Packages:  []PackageRow{{Package: 0, Values: []Value{12.75}, Regs: []Reg{{0x64F, 0x1c000000}}}},
+				Summaries: []SummaryRow{{Type: "all", CPUs: 2, Values: []Value{1600.25, 18.625, 1.5}, PackageValues: []Value{12.75}}}}}},
 		Trace{Run: 1, Lost: 3, Events: []TraceEvent{
 			{TimeNs: 1_700_000_000_050_000_000, CPU: 1, PID: 12, Comm: "kworker/1:1", MSR: 0x774, Value: bigReg},
 			{TimeNs: 1_700_000_000_050_000_001, CPU: 0, PID: 0, Comm: "swapper/0", MSR: 0x1B0, Value: 6, Failed: true},

@@ -102,12 +102,28 @@ type RunStart struct {
 	Settings []Setting `json:"settings,omitempty"`
 	// Observed are the settings read from sysfs at the start of the run.
 	Observed []Setting `json:"observed,omitempty"`
-	Command  []string  `json:"command"`
-	Dir      string    `json:"dir,omitempty"`
-	UID      int       `json:"uid"` // credentials the workload ran with
-	GID      int       `json:"gid"`
-	PID      int       `json:"pid,omitempty"` // 0 when the command did not start
-	TimeNs   int64     `json:"time_ns"`
+	// Figures says where each sampled figure came from (turbostat column
+	// name to "perf", "msr", "powercap", "sysfs", "clock"; "" absent) and
+	// why absent ones are absent.
+	Figures *Figures `json:"figures,omitempty"`
+	Command []string `json:"command"`
+	Dir     string   `json:"dir,omitempty"`
+	UID     int      `json:"uid"` // credentials the workload ran with
+	GID     int      `json:"gid"`
+	PID     int      `json:"pid,omitempty"` // 0 when the command did not start
+	TimeNs  int64    `json:"time_ns"`
+}
+
+// Figures describes the sampler's sources for a run.
+type Figures struct {
+	Sources map[string]string `json:"sources"`
+	Notes   []FigureNote      `json:"notes,omitempty"`
+}
+
+// FigureNote says why a figure is absent or how it is qualified.
+type FigureNote struct {
+	Figure string `json:"figure"`
+	Reason string `json:"reason"`
 }
 
 // Type implements Record.
@@ -156,6 +172,17 @@ type Sample struct {
 	IntervalNs int64        `json:"interval_ns"` // its measured length
 	CPUs       []CPURow     `json:"cpus"`
 	Packages   []PackageRow `json:"packages,omitempty"`
+	// Summaries are the sampler's summary rows: one per hybrid core type
+	// and the whole machine (Type "all"), as turbostat's summary row.
+	Summaries []SummaryRow `json:"summaries,omitempty"`
+}
+
+// SummaryRow aggregates the CPUs of one core type, or the machine.
+type SummaryRow struct {
+	Type          string  `json:"type"` // "P", "E", "LP-E" or "all"
+	CPUs          int     `json:"cpus"`
+	Values        []Value `json:"values"`         // in CPUColumns order
+	PackageValues []Value `json:"package_values"` // in PackageColumns order (watts summed, PkgTmp max)
 }
 
 // CPURow is one logical CPU's figures for an interval.
@@ -174,6 +201,9 @@ type CPURow struct {
 type PackageRow struct {
 	Package int     `json:"package"`
 	Values  []Value `json:"values"`
+	// Regs are raw package registers (MSR_CORE_PERF_LIMIT_REASONS,
+	// IA32_PACKAGE_THERM_STATUS) read on the package's first CPU.
+	Regs []Reg `json:"regs,omitempty"`
 }
 
 // Reg is a raw register value.
@@ -322,6 +352,34 @@ func (r CPURow) Value(i int) Value {
 		return NA
 	}
 	return r.Values[i]
+}
+
+// Reg returns the row's raw register msr and whether it was read.
+func (r CPURow) Reg(msr uint32) (uint64, bool) { return findReg(r.Regs, msr) }
+
+// Reg returns the row's raw register msr and whether it was read.
+func (r PackageRow) Reg(msr uint32) (uint64, bool) { return findReg(r.Regs, msr) }
+
+func findReg(regs []Reg, msr uint32) (uint64, bool) {
+	for _, g := range regs {
+		if g.MSR == msr {
+			return g.Value, true
+		}
+	}
+	return 0, false
+}
+
+// Value returns the figure in column i, NA when the row lacks it.
+func (r SummaryRow) Value(i int) Value { return valueAt(r.Values, i) }
+
+// PackageValue returns the figure in package column i, NA when absent.
+func (r SummaryRow) PackageValue(i int) Value { return valueAt(r.PackageValues, i) }
+
+func valueAt(v []Value, i int) Value {
+	if i < 0 || i >= len(v) {
+		return NA
+	}
+	return v[i]
 }
 
 // Value returns the row's figure in column i, NA when the row lacks it.
