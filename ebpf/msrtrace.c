@@ -61,7 +61,7 @@ struct tp_event {
 	__u32 cpu;
 	__u32 pid;
 	char comm[16];
-	__u8 data[RAW_BYTES];
+	__u8 data[RAW_BYTES] __attribute__((aligned(8)));
 };
 
 // write_msr_ctx is the msr:write_msr record as
@@ -187,9 +187,13 @@ int tp_record(void *ctx)
 	e->cpu = cpu;
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	// A tracepoint program may read its context up to PERF_MAX_TRACE_SIZE
-	// bytes; bytes past the record's end are ignored by user space.
-	__builtin_memcpy(e->data, ctx, RAW_BYTES);
+	// Direct context loads cannot reach the common_* header (offsets 0-7),
+	// whose common_type tells user space which tracepoint this is; copy the
+	// record with bpf_probe_read_kernel (5.5+) instead. Bytes past the
+	// record's end (within the per-CPU perf trace buffer) are ignored by
+	// user space.
+	if (bpf_probe_read_kernel(e->data, RAW_BYTES, ctx))
+		__builtin_memset(e->data, 0, RAW_BYTES);
 	bpf_ringbuf_submit(e, wakeup_flag());
 	return 0;
 }

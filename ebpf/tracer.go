@@ -246,9 +246,10 @@ func checkKernel() error {
 	return nil
 }
 
-// permission turns EPERM/EACCES into ErrPermission, keeping the cause.
+// permission turns EPERM into ErrPermission, keeping the cause. (EACCES
+// is the verifier rejecting a program, not a missing privilege.)
 func permission(err error) error {
-	if errors.Is(err, unix.EPERM) || errors.Is(err, unix.EACCES) {
+	if errors.Is(err, unix.EPERM) {
 		return fmt.Errorf("%w (%v)", ErrPermission, err)
 	}
 	return err
@@ -389,11 +390,14 @@ const (
 	statRawLost = 4
 )
 
-// Inject runs the MSR-write handler once, in the kernel, on cpu, as if the
-// kernel had written value to msr (BPF_PROG_TEST_RUN on a raw tracepoint
-// program, Linux 5.10+). The event goes through the same filters and ring
-// buffer as real writes; its pid and comm are the caller's. For tests and
-// for measuring the reader at rates the kernel does not produce.
+// Inject runs the MSR-write handler once, in the kernel, as if the kernel
+// had written value to msr (BPF_PROG_TEST_RUN on a raw tracepoint program,
+// Linux 5.10+). With cpu < 0 it runs on the calling thread's CPU and the
+// event's pid and comm are the caller's; with cpu >= 0 it runs on that CPU
+// (through an IPI when the caller is elsewhere, and then the pid and comm
+// are those of the task interrupted there). The event goes through the same
+// filters and ring buffer as real writes. For tests and for measuring the
+// reader at rates the kernel does not produce.
 func (t *Tracer) Inject(cpu int, msr uint32, value uint64, failed bool) error {
 	if t.closed.Load() {
 		return ErrClosed
@@ -403,12 +407,11 @@ func (t *Tracer) Inject(cpu int, msr uint32, value uint64, failed bool) error {
 		f = 1
 	}
 	args := [3]uint64{uint64(msr), value, uint64(f)}
-	_, err := t.objs.TestWriteMsr.Run(&cebpf.RunOptions{
-		Context: args[:],
-		CPU:     uint32(cpu),
-		Flags:   unix.BPF_F_TEST_RUN_ON_CPU,
-	})
-	if err != nil {
+	opts := cebpf.RunOptions{Context: args[:]}
+	if cpu >= 0 {
+		opts.CPU, opts.Flags = uint32(cpu), unix.BPF_F_TEST_RUN_ON_CPU
+	}
+	if _, err := t.objs.TestWriteMsr.Run(&opts); err != nil {
 		return fmt.Errorf("ebpf: inject write of MSR %#x on CPU %d: %w", msr, cpu, permission(err))
 	}
 	return nil
