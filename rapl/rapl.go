@@ -124,6 +124,9 @@ func Joules(count uint64, u PowerUnit) float64 { return float64(count) * u.Energ
 
 // Delta returns the counts between two readings of a 32-bit energy
 // counter, assuming it wrapped at most once: cur < prev means one wrap.
+// Equal readings give 0 (turbostat's DELTA_WRAP32 counts them as a whole
+// wrap); use MayHaveWrappedAgain to know whether an interval was too long
+// to tell.
 func Delta(prev, cur uint32) uint64 { return uint64(cur - prev) }
 
 // WrapPeriod returns the shortest time in which the 32-bit counter can
