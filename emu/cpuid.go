@@ -94,7 +94,7 @@ func (m *Machine) cpuid(c *cpu, leaf, sub uint32) [4]uint32 {
 		// Ratio TSC/crystal with a 100 MHz-multiple crystal (assumed).
 		return [4]uint32{1, uint32(d.TSCMHz / d.BusMHz), uint32(d.BusMHz) * 1e6, 0}
 	case 0x16:
-		if amd || d.CPUIDLevel < 0x16 {
+		if amd || d.CPUIDLevel < 0x16 || d.MaxMHz == 0 { // guests: leaf 0x16 reads zeros
 			return [4]uint32{}
 		}
 		return [4]uint32{uint32(d.TSCMHz), uint32(d.MaxMHz), uint32(d.BusMHz), 0}
