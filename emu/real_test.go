@@ -1,0 +1,302 @@
+package emu
+
+import (
+	"bufio"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/emu/vfs"
+	"github.com/hwpprobe/hwpprobe/sysfs"
+)
+
+// These tests compare the emulated files with the real ones of the
+// machine the tests run on (CI and development machines are the VMs
+// vm-bare describes) and read the emulated tree with the project's own
+// readers.
+
+// cpuinfoKeys returns the keys of the first block of a cpuinfo text.
+func cpuinfoKeys(s string) []string {
+	var keys []string
+	for _, line := range strings.Split(s, "\n") {
+		if line == "" {
+			break
+		}
+		k, _, _ := strings.Cut(line, ":")
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+func cpuinfoField(s, key string) string {
+	for _, line := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(line, ":"); ok && k == key {
+			return strings.TrimSpace(v)
+		}
+	}
+	return ""
+}
+
+func TestCPUInfoMatchesThisVM(t *testing.T) {
+	real, err := os.ReadFile("/proc/cpuinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := load(t, "vm-bare", 0)
+	emu := read(t, m, "proc/cpuinfo") + "\n"
+	// Same keys, same order, same tab layout as the kernel prints.
+	if diff := cmp.Diff(cpuinfoKeys(string(real)), cpuinfoKeys(emu)); diff != "" {
+		t.Errorf("cpuinfo keys (-real +emulated):\n%s", diff)
+	}
+	for _, k := range []string{"vendor_id", "cpu family\t", "model\t\t", "model name\t", "stepping\t", "microcode\t", "flags\t\t", "address sizes\t", "cpuid level\t", "siblings\t"} {
+		if r, e := cpuinfoField(string(real), k), cpuinfoField(emu, k); r != e {
+			t.Errorf("%q: real %q, emulated %q", k, r, e)
+		}
+	}
+	if n := strings.Count(emu, "processor\t:"); n != 2 {
+		t.Errorf("%d processor blocks, want 2", n)
+	}
+	mtl, _ := load(t, "mtl-165u", 0)
+	info := read(t, mtl, "proc/cpuinfo")
+	if n := strings.Count(info, "processor\t:"); n != 14 {
+		t.Errorf("mtl-165u: %d processor blocks, want 14", n)
+	}
+	for _, f := range []string{"hwp", "hwp_notify", "hwp_act_window", "hwp_epp", "hwp_pkg_req", "epb", "aperfmperf", "constant_tsc", "nonstop_tsc"} {
+		if !strings.Contains(" "+cpuinfoField(info, "flags\t\t")+" ", " "+f+" ") {
+			t.Errorf("mtl-165u flags lack %s", f)
+		}
+	}
+}
+
+// statLines returns the first word of each line and the number of fields
+// of the cpu lines.
+func statShape(s string) (names []string, cpuFields []int) {
+	sc := bufio.NewScanner(strings.NewReader(s))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		names = append(names, f[0])
+		if strings.HasPrefix(f[0], "cpu") {
+			cpuFields = append(cpuFields, len(f))
+		}
+	}
+	return names, cpuFields
+}
+
+func TestProcStatMatchesThisVM(t *testing.T) {
+	real, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, clk := load(t, "vm-bare", 0.5)
+	clk.add(10 * time.Second)
+	emu := read(t, m, "proc/stat") + "\n"
+	rn, rf := statShape(string(real))
+	en, ef := statShape(emu)
+	if diff := cmp.Diff(rn, en); diff != "" {
+		t.Errorf("line names (-real +emulated):\n%s", diff)
+	}
+	if diff := cmp.Diff(rf, ef); diff != "" {
+		t.Errorf("cpu line field counts (-real +emulated):\n%s", diff)
+	}
+	if !strings.HasPrefix(emu, "cpu  ") {
+		t.Errorf("the sum line starts %q, want two spaces after cpu", emu[:6])
+	}
+	// 10 s at 50% busy: 500 busy ticks per CPU (450 user, 50 system), 500 idle.
+	if !strings.Contains(emu, "\ncpu1 450 0 50 500 0 0 0 0 0 0\n") {
+		t.Errorf("cpu1 line wrong:\n%s", emu)
+	}
+	// The host load reader parses what the emulator prints.
+	ticks, err := readStatTicks(writeTemp(t, emu))
+	if err != nil || len(ticks) != 2 || ticks[1] != [2]uint64{500, 1000} {
+		t.Errorf("readStatTicks = %v, %v", ticks, err)
+	}
+}
+
+func writeTemp(t *testing.T, s string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "stat")
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestHostLoad(t *testing.T) {
+	p := writeTemp(t, "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 100 0 100 800 0 0 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0 0 0\n")
+	h := &HostLoad{Path: p}
+	h.Busy()
+	if err := os.WriteFile(p, []byte("cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 175 0 100 825 0 0 0 0 0 0\ncpu1 0 0 10 1090 0 0 0 0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]float64{0.75, 0.1}, h.Busy()); diff != "" {
+		t.Errorf("Busy (-want +got):\n%s", diff)
+	}
+	// Nothing changed since: the last fractions stay.
+	if diff := cmp.Diff([]float64{0.75, 0.1}, h.Busy()); diff != "" {
+		t.Errorf("Busy with no new ticks (-want +got):\n%s", diff)
+	}
+	// The real host file: one fraction per host CPU, each in [0,1].
+	real := &HostLoad{Path: "/proc/stat"}
+	got := real.Busy()
+	online, err := cpus.Online("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(online) {
+		t.Errorf("host Busy has %d CPUs, /sys says %s", len(got), online)
+	}
+	for _, b := range got {
+		if b < 0 || b > 1 {
+			t.Errorf("busy fraction %v", b)
+		}
+	}
+}
+
+// CPUID of vm-bare against this VM's own /dev/cpu/0/cpuid (leaves the
+// description claims to reproduce).
+func TestCPUIDMatchesThisVM(t *testing.T) {
+	f, err := os.Open("/dev/cpu/0/cpuid")
+	if err != nil {
+		t.Fatalf("real cpuid device: %v", err)
+	}
+	defer f.Close()
+	m, _ := load(t, "vm-bare", 0)
+	for _, leaf := range []uint32{0, 6, 0x16, 0x1A, 0x80000007} {
+		var b [16]byte
+		if _, err := f.ReadAt(b[:], int64(leaf)); err != nil {
+			t.Fatal(err)
+		}
+		var real [4]uint32
+		for i := range real {
+			real[i] = binary.LittleEndian.Uint32(b[4*i:])
+		}
+		got, err := m.CPUID(0, leaf, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != real {
+			t.Errorf("leaf %#x: emulated %#x, real %#x", leaf, got, real)
+		}
+	}
+	var b [16]byte
+	if _, err := f.ReadAt(b[:], 1); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.CPUID(0, 1, 0)
+	if real := binary.LittleEndian.Uint32(b[:]); got[0] != real {
+		t.Errorf("leaf 1 EAX (family/model/stepping): emulated %#x, real %#x", got[0], real)
+	}
+}
+
+// Meteor Lake CPUID: leaf 1 signature per the SDM (stepping 3:0, model
+// 7:4, family 11:8, extended model 19:16), leaf 6 HWP bits 7-11 and
+// APERFMPERF/EPB, leaf 0x1A core types, brand string.
+func TestCPUIDMeteorLake(t *testing.T) {
+	m, _ := load(t, "mtl-165u", 0)
+	c := func(cpu int, leaf, sub uint32) [4]uint32 {
+		r, err := m.CPUID(cpu, leaf, sub)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	if got := c(0, 1, 0)[0]; got != 0xA06A4 {
+		t.Errorf("leaf 1 EAX %#x, want 0xa06a4", got)
+	}
+	if got := c(0, 6, 0); got[0]&0xf80 != 0xf80 || got[2] != 0x9 {
+		t.Errorf("leaf 6 %#x: want EAX bits 7-11 and ECX 0x9", got)
+	}
+	for cpu, want := range map[int]uint32{0: 0x40, 3: 0x40, 4: 0x20, 13: 0x20} {
+		if got := c(cpu, 0x1A, 0)[0] >> 24; got != want {
+			t.Errorf("CPU %d core type %#x, want %#x", cpu, got, want)
+		}
+	}
+	if got := c(12, 4, 3); got != ([4]uint32{}) {
+		t.Errorf("LP E-core leaf 4 subleaf 3 = %#x, want none (no L3)", got)
+	}
+	var brand []byte
+	for l := uint32(0x80000002); l <= 0x80000004; l++ {
+		for _, v := range c(0, l, 0) {
+			brand = binary.LittleEndian.AppendUint32(brand, v)
+		}
+	}
+	if got := strings.TrimRight(string(brand), "\x00"); got != "Intel(R) Core(TM) Ultra 7 165U" {
+		t.Errorf("brand %q", got)
+	}
+	z, _ := load(t, "zen4-amd-pstate", 0)
+	if r, _ := z.CPUID(0, 0x80000008, 0); r[1]&(1<<27) == 0 {
+		t.Error("zen4: CPUID 0x80000008 EBX bit 27 (CPPC) clear")
+	}
+}
+
+// materialize copies the tree's regular files and links into dir so that
+// path-based readers can walk it.
+func materialize(t *testing.T, d *vfs.Dir, dir string) {
+	t.Helper()
+	for _, name := range d.Names() {
+		n, _ := d.Lookup(name)
+		p := filepath.Join(dir, name)
+		switch n := n.(type) {
+		case *vfs.Dir:
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			materialize(t, n, p)
+		case *vfs.File:
+			b, err := n.Read()
+			if err != nil {
+				continue // e.g. an EPP the AMD table does not name
+			}
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		case *vfs.Symlink:
+			if err := os.Symlink(n.Target, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+// The project's readers (cpus, sysfs) on a copy of each emulated tree.
+func TestProjectReaders(t *testing.T) {
+	for _, name := range Names() {
+		m, _ := load(t, name, 0)
+		root := t.TempDir()
+		materialize(t, m.Tree(), root)
+		fs := sysfs.NewFS(root)
+		if got := fs.Emulated(); got != name {
+			t.Errorf("%s: sysfs Emulated() = %q", name, got)
+		}
+		online, err := cpus.Online(root)
+		if err != nil || len(online) != m.NumCPUs() {
+			t.Errorf("%s: cpus.Online = %v, %v", name, online, err)
+		}
+		if name == "vm-bare" {
+			continue
+		}
+		// Through the cpuN/cpufreq symlink, as tools read it.
+		drv, err := fs.ReadString("sys/devices/system/cpu/cpu1/cpufreq/scaling_driver")
+		if err != nil || drv != m.Description().Driver.Name {
+			t.Errorf("%s: scaling_driver via cpu1/cpufreq: %q, %v", name, drv, err)
+		}
+		if _, err := fs.ReadInt("sys/class/powercap/intel-rapl:0/energy_uj"); err != nil {
+			t.Errorf("%s: energy_uj: %v", name, err)
+		}
+		if len(m.Description().RAPL.Domains) < 2 {
+			continue // spr-2s: package zones only
+		}
+		if _, err := fs.ReadString("sys/class/powercap/intel-rapl:0:0/name"); err != nil {
+			t.Errorf("%s: sub-zone through its link: %v", name, err)
+		}
+	}
+}
