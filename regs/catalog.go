@@ -166,6 +166,11 @@ func decodeRequest(thread bool) func(*Decoded, Context) {
 		// both registers, though bit 42 and the valid bits belong to
 		// IA32_HWP_REQUEST only.
 		s := fmt.Sprintf("min %d max %d des %d epp 0x%x window 0x%x", r.Min, r.Max, r.Desired, r.EPP, r.ActivityWindow)
+		if r.ActivityWindow != 0 {
+			// x86_energy_perf_policy's "(%d*10^%dus)"; the whole
+			// 10-bit field, where turbostat masks it with 0xff3.
+			s += fmt.Sprintf(" (%d*10^%dus)", r.ActivityWindow&0x7f, r.ActivityWindow>>7&0x7)
+		}
 		if thread {
 			d.add("package_control", onOff(r.PackageControl))
 			d.add("valid_bits", uint64(r.Valid))

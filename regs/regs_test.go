@@ -162,6 +162,8 @@ func TestTurbostatText(t *testing.T) {
 		{"MSR_HWP_CAPABILITIES", 0x0108122e, nil, "(high 46 guar 18 eff 8 low 1)"},
 		{"MSR_HWP_REQUEST", 0x80002e17, nil, "(min 23 max 46 des 0 epp 0x80 window 0x0 pkg 0x0)"},
 		{"MSR_HWP_REQUEST_PKG", 0x8000ff00, nil, "(min 0 max 255 des 0 epp 0x80 window 0x0)"},
+		// x86_energy_perf_policy (amd-pstate EPP patch example): "window 0x9 (9*10^0us)".
+		{"MSR_HWP_REQUEST", 0x9_8000a60d, nil, "(min 13 max 166 des 0 epp 0x80 window 0x9 (9*10^0us) pkg 0x0)"},
 		{"MSR_HWP_INTERRUPT", 0x1, nil, "(EN_Guaranteed_Perf_Change, Dis_Excursion_Min)"},
 		{"MSR_HWP_STATUS", 0x4, nil, "(No-Guaranteed_Perf_Change, Excursion_Min)"},
 		{"MSR_PM_ENABLE", 0x1, nil, "(HWP)"},

@@ -175,7 +175,7 @@ func writeDecodedText(w io.Writer, ds []regs.Decoded) error {
 func fieldText(v any) string {
 	switch x := v.(type) {
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	default:
 		return fmt.Sprint(x)
 	}
