@@ -108,9 +108,9 @@ func TestLoadErrors(t *testing.T) {
 // The expected HWP_REQUEST values follow intel_pstate.c arithmetic on the
 // mtl-165u description: P-core (CPU 0) HWP_CAP highest 62, guaranteed 22,
 // scaling 80000 kHz; min_pstate = DIV_ROUND_UP(4 x 100000, 80000) = 5;
-// min_perf_pct = DIV_ROUND_UP(5 x 100, 62) = 9, so the global minimum is
-// DIV_ROUND_UP(62 x 9, 100) = 6. E-core (CPU 4): 38/12, min_pstate 4,
-// global minimum DIV_ROUND_UP(38 x 9, 100) = 4. EPP 64 is Meteor Lake's
+// min_perf_pct = min_perf_pct_min() = 5 x 100 / 62 = 8, so the global
+// minimum is DIV_ROUND_UP(62 x 8, 100) = 5. E-core (CPU 4): 38/12,
+// min_pstate 4, global minimum DIV_ROUND_UP(38 x 8, 100) = 4. EPP 64 is Meteor Lake's
 // balance_performance, written as the default by intel_pstate_hwp_enable().
 func TestIntelGovernorSwitch(t *testing.T) {
 	m, _ := load(t, "mtl-165u", 0)
@@ -122,7 +122,7 @@ func TestIntelGovernorSwitch(t *testing.T) {
 	get := func() state {
 		return state{msr(t, m, 0, 0x774), msr(t, m, 4, 0x774), read(t, m, pol0+"energy_performance_preference"), msr(t, m, 0, 0x199)}
 	}
-	if diff := cmp.Diff(state{0x40003e06, 0x40002604, "balance_performance", 0x1100}, get()); diff != "" {
+	if diff := cmp.Diff(state{0x40003e05, 0x40002604, "balance_performance", 0x1100}, get()); diff != "" {
 		t.Errorf("boot (-want +got):\n%s", diff)
 	}
 	for cpu := range 14 {
@@ -144,7 +144,7 @@ func TestIntelGovernorSwitch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if diff := cmp.Diff(state{0x40003e06, 0x40002604, "balance_performance", 0x3e00}, get()); diff != "" {
+	if diff := cmp.Diff(state{0x40003e05, 0x40002604, "balance_performance", 0x3e00}, get()); diff != "" {
 		t.Errorf("powersave again (-want +got):\n%s", diff)
 	}
 	if err := write(m, pol0+"scaling_governor", "ondemand"); !errors.Is(err, syscall.EINVAL) {
@@ -260,18 +260,18 @@ func TestIntelLimits(t *testing.T) {
 	}{
 		// no_turbo: policy max = base 1700000 -> max_freq -> max_pstate 22;
 		// E: 1200000 -> 12.
-		{"no_turbo", ip + "no_turbo", "1", 22<<8 | 6, 12<<8 | 4, "1700000", nil},
+		{"no_turbo", ip + "no_turbo", "1", 22<<8 | 5, 12<<8 | 4, "1700000", nil},
 		// max_perf_pct 50: DIV_ROUND_UP(62 x 50, 100) = 31, (38 x 50) = 19.
-		{"max_perf_pct", ip + "max_perf_pct", "50", 31<<8 | 6, 19<<8 | 4, "4900000", nil},
+		{"max_perf_pct", ip + "max_perf_pct", "50", 31<<8 | 5, 19<<8 | 4, "4900000", nil},
 		// min_perf_pct 100 (clamped to max_perf_pct 100): min = max.
 		{"min_perf_pct", ip + "min_perf_pct", "100", 62<<8 | 62, 38<<8 | 38, "4900000", nil},
 		// scaling_max_freq 2 GHz on CPU 0: 20 x 100000 -> DIV_ROUND_UP(2000000, 80000) = 25.
-		{"scaling_max_freq", pol0 + "scaling_max_freq", "2000000", 25<<8 | 6, 38<<8 | 4, "2000000", nil},
+		{"scaling_max_freq", pol0 + "scaling_max_freq", "2000000", 25<<8 | 5, 38<<8 | 4, "2000000", nil},
 		// scaling_min_freq 3 GHz: DIV_ROUND_UP(3000000, 80000) = 38.
 		{"scaling_min_freq", pol0 + "scaling_min_freq", "3000000", 62<<8 | 38, 38<<8 | 4, "4900000", nil},
 		// scaling_max_freq above cpuinfo_max_freq is clamped.
-		{"scaling_max_freq high", pol0 + "scaling_max_freq", "9000000", 62<<8 | 6, 38<<8 | 4, "4900000", nil},
-		{"no_turbo junk", ip + "no_turbo", "yes", 62<<8 | 6, 38<<8 | 4, "4900000", syscall.EINVAL},
+		{"scaling_max_freq high", pol0 + "scaling_max_freq", "9000000", 62<<8 | 5, 38<<8 | 4, "4900000", nil},
+		{"no_turbo junk", ip + "no_turbo", "yes", 62<<8 | 5, 38<<8 | 4, "4900000", syscall.EINVAL},
 	} {
 		m, _ := load(t, "mtl-165u", 0)
 		err := write(m, tc.file, tc.in)
@@ -289,6 +289,13 @@ func TestIntelLimits(t *testing.T) {
 		}
 	}
 	m, _ := load(t, "mtl-165u", 0)
+	// store_min_perf_pct() clamps to [min_perf_pct_min(), max_perf_pct].
+	if err := write(m, ip+"min_perf_pct", "3"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, m, ip+"min_perf_pct"); got != "8" {
+		t.Errorf("min_perf_pct after writing 3 = %s, want 8", got)
+	}
 	if err := write(m, ip+"no_turbo", "1"); err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +305,7 @@ func TestIntelLimits(t *testing.T) {
 	if err := write(m, ip+"no_turbo", "0"); err != nil {
 		t.Fatal(err)
 	}
-	if got := msr(t, m, 0, 0x774) & 0xffff; got != 62<<8|6 {
+	if got := msr(t, m, 0, 0x774) & 0xffff; got != 62<<8|5 {
 		t.Errorf("turbo back: %#x", got)
 	}
 }

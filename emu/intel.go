@@ -112,14 +112,14 @@ func (m *Machine) intelInit() error {
 
 func setEPP(req uint64, epp int) uint64 { return req&^(0xff<<24) | uint64(epp&0xff)<<24 }
 
-// minPerfPctMin is min_perf_pct_min(): DIV_ROUND_UP(min_pstate * 100,
-// turbo_pstate) of CPU 0.
+// minPerfPctMin is min_perf_pct_min(): min_pstate * 100 / turbo_pstate
+// of CPU 0, truncated (older kernels rounded up).
 func (m *Machine) minPerfPctMin() int {
 	p := m.intelPstates(m.cpus[0])
 	if p.turbo == 0 {
 		return 0
 	}
-	return (p.min*100 + p.turbo - 1) / p.turbo
+	return p.min * 100 / p.turbo
 }
 
 // cpuinfoMax is policy->cpuinfo.max_freq: base with no_turbo, else turbo
