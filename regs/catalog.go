@@ -20,18 +20,39 @@ const (
 	DefaultAMDPowerUnitRaw = 0x000a1000
 )
 
-// Models (display family 6) whose table or unit differs, from turbostat.c
-// turbostat_pdata and the platform_features it names.
-var (
-	// haswellPLR: models with plr_msrs = PLR_CORE (hsw, hsx, hswl,
-	// hswg features): the only ones turbostat decodes
-	// MSR_CORE_PERF_LIMIT_REASONS for.
-	haswellPLR = map[uint32]string{0x3C: "Haswell", 0x3F: "Haswell-X", 0x45: "Haswell-L", 0x46: "Haswell-G"}
-	// fixedDRAMUnit: models with has_fixed_rapl_unit (hsx, bdx, skx, icx,
-	// knl features), whose DRAM domain counts in 2^-16 J (15.3 µJ)
-	// whatever MSR_RAPL_POWER_UNIT says.
-	fixedDRAMUnit = map[uint32]bool{0x3F: true, 0x4F: true, 0x56: true, 0x55: true, 0x6A: true, 0x6C: true, 0x57: true, 0x85: true}
-)
+// haswellPLR names the models with plr_msrs = PLR_CORE in turbostat.c
+// (hsw, hsx, hswl and hswg platform_features): the only ones turbostat
+// decodes MSR_CORE_PERF_LIMIT_REASONS for. It returns "" for others.
+func haswellPLR(family, model uint32) string {
+	if family != 6 {
+		return ""
+	}
+	switch model {
+	case 0x3C:
+		return "Haswell"
+	case 0x3F:
+		return "Haswell-X"
+	case 0x45:
+		return "Haswell-L"
+	case 0x46:
+		return "Haswell-G"
+	}
+	return ""
+}
+
+// fixedDRAMUnit reports the models with has_fixed_rapl_unit in
+// turbostat.c (hsx, bdx, skx, icx and knl platform_features), whose DRAM
+// domain counts in 2^-16 J (15.3 µJ) whatever MSR_RAPL_POWER_UNIT says.
+func fixedDRAMUnit(family, model uint32) bool {
+	if family != 6 {
+		return false
+	}
+	switch model {
+	case 0x3F, 0x4F, 0x56, 0x55, 0x6A, 0x6C, 0x57, 0x85:
+		return true
+	}
+	return false
+}
 
 func registers() []*Register {
 	return []*Register{
@@ -472,7 +493,7 @@ func decodeEnergy(unitAddr uint32, dram bool) func(*Decoded, Context) {
 		c := rapl.EnergyCount(d.Raw)
 		var e float64
 		switch sig, ok := ctx[CPUSignature]; {
-		case dram && ok && intelModelIn(sig, fixedDRAMUnit):
+		case dram && ok && fixedDRAMUnit(FamilyModel(sig)):
 			_, m := FamilyModel(sig)
 			d.assume("model 0x%x uses the fixed DRAM energy unit 2^-16 J (15.3 µJ), not MSR_RAPL_POWER_UNIT (turbostat has_fixed_rapl_unit)", m)
 			e = float64(c) / 65536
@@ -489,13 +510,6 @@ func decodeEnergy(unitAddr uint32, dram bool) func(*Decoded, Context) {
 	}
 }
 
-// intelModelIn reports whether a CPUID signature is a family 6 model in set.
-func intelModelIn[V any](sig uint64, set map[uint32]V) bool {
-	f, m := FamilyModel(sig)
-	_, ok := set[m]
-	return f == 6 && ok
-}
-
 // limitReason names bit n (0-15) of MSR_CORE_PERF_LIMIT_REASONS; the
 // logged copy is bit n+16.
 type limitReason struct {
@@ -506,21 +520,23 @@ type limitReason struct {
 
 // haswellReasons is turbostat's table (turbostat.c, print_perf_limit),
 // applied by turbostat to Haswell models only.
-var haswellReasons = []limitReason{
-	{0, "PROCHOT", "prochot"},
-	{1, "ThermStatus", "therm_status"},
-	{2, "bit2", "bit2"},
-	{4, "Graphics", "graphics"},
-	{5, "Auto-HWP", "auto_hwp"},
-	{6, "VR-Therm", "vr_therm"},
-	{8, "Amps", "amps"},
-	{9, "CorePwr", "core_pwr"},
-	{10, "PkgPwrL1", "pkg_pwr_l1"},
-	{11, "PkgPwrL2", "pkg_pwr_l2"},
-	{12, "MultiCoreTurbo", "multi_core_turbo"},
-	{13, "Transitions", "transitions"},
-	{14, "bit14", "bit14"},
-	{15, "bit15", "bit15"},
+func haswellReasons() []limitReason {
+	return []limitReason{
+		{0, "PROCHOT", "prochot"},
+		{1, "ThermStatus", "therm_status"},
+		{2, "bit2", "bit2"},
+		{4, "Graphics", "graphics"},
+		{5, "Auto-HWP", "auto_hwp"},
+		{6, "VR-Therm", "vr_therm"},
+		{8, "Amps", "amps"},
+		{9, "CorePwr", "core_pwr"},
+		{10, "PkgPwrL1", "pkg_pwr_l1"},
+		{11, "PkgPwrL2", "pkg_pwr_l2"},
+		{12, "MultiCoreTurbo", "multi_core_turbo"},
+		{13, "Transitions", "transitions"},
+		{14, "bit14", "bit14"},
+		{15, "bit15", "bit15"},
+	}
 }
 
 func decodeCoreLimitReasons(d *Decoded, ctx Context) {
@@ -534,8 +550,8 @@ func decodeCoreLimitReasons(d *Decoded, ctx Context) {
 		return
 	}
 	f, m := FamilyModel(sig)
-	name, known := haswellPLR[m]
-	if f != 6 || !known {
+	name := haswellPLR(f, m)
+	if name == "" {
 		d.assume("no bit table for family %d model 0x%x (turbostat decodes this register on Haswell only): raw bits only", f, m)
 		d.Summary = fmt.Sprintf("Active: 0x%04x, Logged: 0x%04x", active, logged)
 		return
@@ -543,8 +559,9 @@ func decodeCoreLimitReasons(d *Decoded, ctx Context) {
 	d.add("table", "turbostat Haswell ("+name+")")
 	var a, l []string
 	// turbostat lists the bits from high to low.
-	for i := len(haswellReasons) - 1; i >= 0; i-- {
-		r := haswellReasons[i]
+	table := haswellReasons()
+	for i := len(table) - 1; i >= 0; i-- {
+		r := table[i]
 		on, lg := d.Raw>>r.bit&1 != 0, d.Raw>>(r.bit+16)&1 != 0
 		d.add(r.json, on)
 		d.add(r.json+"_log", lg)

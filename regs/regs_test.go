@@ -273,3 +273,31 @@ func TestParseAssignment(t *testing.T) {
 		}
 	}
 }
+
+// TestEnergyUnits: energy counters take the unit from the context; the
+// DRAM domain of the has_fixed_rapl_unit servers (turbostat.c: hsx, bdx,
+// skx, icx, knl) counts 2^-16 J whatever MSR_RAPL_POWER_UNIT says.
+func TestEnergyUnits(t *testing.T) {
+	skx := Signature(6, 0x55)
+	spr := Signature(6, 0x8f) // spr_features: no has_fixed_rapl_unit
+	tests := []struct {
+		reg  string
+		raw  uint64
+		ctx  Context
+		want float64
+	}{
+		{"MSR_PKG_ENERGY_STATUS", 16384, Context{0x606: 0xa0e03}, 1},
+		{"MSR_PKG_ENERGY_STATUS", 0xffffffff_00004000, Context{0x606: 0xa0e03}, 1}, // bits 63:32 reserved
+		{"MSR_DRAM_ENERGY_STATUS", 65536, Context{0x606: 0xa0e03, CPUSignature: skx}, 1},
+		{"MSR_DRAM_ENERGY_STATUS", 16384, Context{0x606: 0xa0e03, CPUSignature: spr}, 1},
+		{"MSR_AMD_PKG_ENERGY_STATUS", 65536, Context{0xc0010299: 0xa1000}, 1},
+		{"MSR_AMD_CORE_ENERGY_STATUS", 65536, nil, 1},
+	}
+	for _, tt := range tests {
+		r, _ := Lookup(tt.reg)
+		d := r.Decode(tt.raw, tt.ctx)
+		if got, _ := d.Field("energy_j"); got != tt.want {
+			t.Errorf("%s=%#x: energy_j %v, want %v (%q)", tt.reg, tt.raw, got, tt.want, d.Assumptions)
+		}
+	}
+}
