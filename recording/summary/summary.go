@@ -30,9 +30,23 @@ type Row struct {
 	CoreTmp recording.Value // maximum
 	PkgTmp  recording.Value // maximum ("all" row)
 	// Watts and joules per RAPL domain ("all" row): PkgWatt, CorWatt,
-	// GFXWatt, RAMWatt, SysWatt.
+	// GFXWatt, RAMWatt, SysWatt. A domain never measured is absent; use
+	// Watt and Joule.
 	Watts  map[string]recording.Value
 	Joules map[string]recording.Value
+}
+
+// Watt returns a domain's mean power, NA when it was not measured.
+func (r Row) Watt(domain string) recording.Value { return lookup(r.Watts, domain) }
+
+// Joule returns a domain's energy over the run, NA when not measured.
+func (r Row) Joule(domain string) recording.Value { return lookup(r.Joules, domain) }
+
+func lookup(m map[string]recording.Value, k string) recording.Value {
+	if v, ok := m[k]; ok {
+		return v
+	}
+	return recording.NA
 }
 
 // RegWrites summarises the kernel's writes to one MSR.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/regs"
 )
 
 func hex(v uint64) string { return "0x" + strconv.FormatUint(v, 16) }
@@ -27,7 +28,7 @@ func WriteHeader(w io.Writer, m recording.Meta, end *recording.End, problem erro
 	if m.Emulated != "" {
 		p.f("EMULATED: machine %q (hwpemu): every figure in this recording is emulated, not measured\n", m.Emulated)
 	}
-	p.f("recorded: %s by %s %s: %s\n", stamp(m.TimeNs), orNA(m.Tool), orNA(m.ToolVersion), strings.Join(m.CommandLine, " "))
+	p.f("recorded: %s by %s %s: %s\n", stamp(m.TimeNs), orNA(m.Tool), orNA(m.ToolVersion), quoteArgs(m.CommandLine))
 	switch {
 	case problem != nil:
 		p.f("file:     incomplete: %v\n", problem)
@@ -105,8 +106,8 @@ func (s Summary) writeRows(p *printer) {
 	for _, r := range s.Rows {
 		fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", r.Type, r.CPUs,
 			num(r.AvgMHz, 0), num(r.BusyPct, 2), num(r.BzyMHz, 0), num(r.TSCMHz, 0), num(r.IPC, 2),
-			num(r.CoreTmp, 0), num(r.PkgTmp, 0), num(r.Watts["PkgWatt"], 2), num(r.Joules["PkgWatt"], 2),
-			num(r.Watts["CorWatt"], 2), num(r.Watts["RAMWatt"], 2))
+			num(r.CoreTmp, 0), num(r.PkgTmp, 0), num(r.Watt("PkgWatt"), 2), num(r.Joule("PkgWatt"), 2),
+			num(r.Watt("CorWatt"), 2), num(r.Watt("RAMWatt"), 2))
 	}
 	tw.Flush()
 }
@@ -122,7 +123,11 @@ func (s Summary) writeTrace(p *printer) {
 		if t.Failed > 0 {
 			failed = fmt.Sprintf(" (%d failed)", t.Failed)
 		}
-		p.f("    %s (%s): %d writes%s on CPUs %s, %d distinct values\n", t.Name, hex(uint64(t.MSR)), t.Writes, failed, t.CPUs, len(t.Values))
+		name := t.Name
+		if _, ok := regs.ByAddress(t.MSR); ok {
+			name += " (" + hex(uint64(t.MSR)) + ")"
+		}
+		p.f("    %s: %d writes%s on CPUs %s, %d distinct values\n", name, t.Writes, failed, t.CPUs, len(t.Values))
 		for i, v := range t.Values {
 			if i == maxValues {
 				p.f("      ... %d more values\n", len(t.Values)-maxValues)

@@ -1,0 +1,312 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/cpuid"
+	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/ebpf"
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/msr"
+	"github.com/hwpprobe/hwpprobe/perfcount"
+	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/recording/recorder"
+	"github.com/hwpprobe/hwpprobe/recording/summary"
+	"github.com/hwpprobe/hwpprobe/sampler"
+	"github.com/hwpprobe/hwpprobe/snapshot"
+	"github.com/hwpprobe/hwpprobe/source"
+	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/topology"
+	"github.com/hwpprobe/hwpprobe/workload"
+)
+
+func init() { subcommands = append(subcommands, newRecordCmd) }
+
+// defaultTraceMSRs are the registers whose kernel writes record keeps:
+// the HWP and CPPC requests, EPB, PERF_CTL and HWP enable/interrupt.
+const defaultTraceMSRs = "0x774,0x772,0x1b0,0x199,0x770,0x773,0xc00102b3,0xc00102b1"
+
+// minInterval bounds -i from below: shorter intervals measure the sampler.
+const minInterval = 10 * time.Millisecond
+
+type recordOptions struct {
+	out       string
+	interval  time.Duration
+	cpuSpec   string
+	force     bool
+	traceMSRs string
+	noTrace   bool
+}
+
+func newRecordCmd() *cobra.Command {
+	o := &recordOptions{}
+	cmd := &cobra.Command{
+		Use:   "record -o FILE [-i 100ms] [-C cpus] -- CMD [ARGS...]",
+		Short: "Run a command and record what the CPUs were asked for and delivered",
+		Long: `record runs CMD (as the invoking user under sudo), samples the CPUs every
+interval until it exits (turbostat's Avg_MHz, Busy%, Bzy_MHz, IPC, PkgWatt...),
+traces the kernel's writes to the HWP/EPB/CPPC registers, counts CMD's process
+tree (task-clock, cycles, instructions), and stores a snapshot of the machine
+before and after. The file is written as the run goes and stays readable if
+hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
+(127 not found, 128+N killed by signal N, 130 after Ctrl-C). See docs/record.md.`,
+		Args: argsUsage(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRecord(cmd.ErrOrStderr(), o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.SetInterspersed(false) // everything from CMD on is CMD's
+	f.StringVarP(&o.out, "output", "o", "", "recording file to write (required)")
+	f.DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "sampling interval")
+	f.StringVarP(&o.cpuSpec, "cpus", "C", "", "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
+	f.BoolVar(&o.force, "force", false, "overwrite FILE if it exists")
+	f.StringVar(&o.traceMSRs, "trace-msrs", defaultTraceMSRs, "MSRs whose kernel writes are traced (comma-separated)")
+	f.BoolVar(&o.noTrace, "no-trace", false, "do not trace the kernel's MSR writes")
+	return cmd
+}
+
+// parseMSRList reads "0x774,0x1b0" into MSR numbers.
+func parseMSRList(s string) ([]uint32, error) {
+	var out []uint32
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		v, err := strconv.ParseUint(f, 0, 32)
+		if err != nil {
+			return nil, fmt.Errorf("--trace-msrs: %q is not an MSR number", f)
+		}
+		out = append(out, uint32(v))
+	}
+	if len(out) > ebpf.MaxMSRs {
+		return nil, fmt.Errorf("--trace-msrs: %d registers, at most %d", len(out), ebpf.MaxMSRs)
+	}
+	return out, nil
+}
+
+func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
+	if o.out == "" {
+		return usagef("record: -o FILE is required")
+	}
+	if o.interval < minInterval {
+		return usagef("record: interval %v is shorter than %v", o.interval, minInterval)
+	}
+	var msrs []uint32
+	if !o.noTrace {
+		var err error
+		if msrs, err = parseMSRList(o.traceMSRs); err != nil {
+			return usageError{err}
+		}
+	}
+	cred, err := workload.SudoCredential(os.Getenv)
+	if err != nil {
+		return usageError{err}
+	}
+	root := global.root
+	fs := sysfs.NewFS(root)
+	online, err := cpus.Online(root)
+	if err != nil {
+		return fmt.Errorf("online CPUs: %w", err)
+	}
+	present, _ := cpus.Present(root)
+	list, err := cpus.Select(o.cpuSpec, online, present)
+	if err != nil {
+		return usageError{err}
+	}
+
+	// Catch the signals from now on: a Ctrl-C while setting up is
+	// forwarded to CMD as soon as it exists, and the file still ends well.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+
+	// The output is created before anything runs: an unwritable path
+	// fails here, with CMD not started.
+	file, err := createOutput(o.out, o.force, cred)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	host := recorder.Host(fs)
+	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: version, Kind: "record", CommandLine: os.Args,
+		TimeNs: time.Now().UnixNano(), IntervalNs: int64(o.interval), CPUs: list.String(),
+		Host: host, Emulated: fs.Emulated()}
+	w, err := recording.NewWriter(file, meta)
+	if err != nil {
+		return fmt.Errorf("record: %s: %w", o.out, err)
+	}
+	if meta.Emulated != "" {
+		fmt.Fprintf(stderr, "hwpprobe: recording emulated machine %q: figures are emulated, not measured\n", meta.Emulated)
+	}
+
+	cfg := recorder.Config{
+		W:        w,
+		Run:      recording.RunStart{Run: 1, Observed: recorder.Observed(fs, list), Command: argv},
+		Spec:     workload.Spec{Argv: argv, Cred: cred, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr},
+		Interval: o.interval, Counters: perfcount.ProcessEvents(), Signals: sigs, Warn: stderr,
+		HWPReg: hwp.MSR_IA32_HWP_REQUEST,
+	}
+	if host.Vendor == "AuthenticAMD" {
+		cfg.HWPReg = hwp.MSR_AMD_CPPC_REQ
+	}
+	if cfg.Spec.Dir, err = os.Getwd(); err != nil {
+		cfg.Spec.Dir = ""
+	}
+	cfg.Run.Dir = cfg.Spec.Dir
+
+	set, err := openSources(root, fs, list)
+	if err != nil {
+		fmt.Fprintf(stderr, "hwpprobe: sampling disabled: %v\n", err)
+		w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "sampling disabled: " + err.Error()})
+	} else {
+		defer set.Close()
+		cfg.OpenSampler = func() (recorder.Sampler, *recording.Figures, error) {
+			s, err := sampler.New(set)
+			if err != nil {
+				return nil, nil, err
+			}
+			return s, recording.FiguresFromInfo(set.Setup().Info()), nil
+		}
+	}
+	if len(msrs) > 0 {
+		tr, err := ebpf.Open(ebpf.Options{MSRs: msrs, CPUs: list})
+		if err != nil {
+			fmt.Fprintf(stderr, "hwpprobe: kernel MSR writes not traced: %v\n", err)
+			w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "kernel MSR writes not traced: " + err.Error()})
+		} else {
+			defer tr.Close()
+			cfg.Tracer = tr
+		}
+	}
+	cfg.Snapshot = func() (string, []byte, error) { return takeSnapshot(root, list) }
+
+	res := recorder.Run(cfg)
+
+	status := recording.StatusComplete
+	switch {
+	case res.End.Interrupted:
+		status = recording.StatusInterrupted
+	case res.StartErr != nil || res.WriteErr != nil:
+		status = recording.StatusFailed
+	}
+	if res.WriteErr == nil {
+		if err := w.Close(recording.End{TimeNs: time.Now().UnixNano(), Status: status}); err != nil {
+			res.WriteErr = err
+			fmt.Fprintf(stderr, "hwpprobe: %v\n", err)
+		}
+	}
+	printRecordSummary(stderr, o.out, res.WriteErr)
+	return recordExit(res)
+}
+
+// recordExit chooses hwpprobe's status: 128+signal when interrupted, the
+// command's status otherwise, 1 when the command succeeded but the
+// recording failed.
+func recordExit(res recorder.Result) error {
+	code := res.End.ExitCode
+	var err error
+	switch {
+	case res.End.Interrupted && res.Forwarded != 0:
+		code = 128 + int(res.Forwarded)
+		err = fmt.Errorf("interrupted by %v: %s", res.Forwarded, exitWords(res.End))
+	case res.StartErr != nil:
+		err = res.StartErr
+	case res.WriteErr != nil && code == 0:
+		code = exitError
+		err = fmt.Errorf("the recording is incomplete: %w", res.WriteErr)
+	}
+	if code == 0 {
+		return nil
+	}
+	return exitCodeError{code: code, err: err}
+}
+
+func exitWords(e recording.RunEnd) string {
+	if e.Signal != "" {
+		return "the command was killed by signal: " + e.Signal
+	}
+	return fmt.Sprintf("the command exited with status %d", e.ExitCode)
+}
+
+// printRecordSummary reads the file back and prints its summary, so that
+// what is printed is what was stored.
+func printRecordSummary(w io.Writer, path string, writeErr error) {
+	rec, err := recording.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(w, "hwpprobe: read back %s: %v\n", path, err)
+		return
+	}
+	fmt.Fprintf(w, "hwpprobe: recorded %s\n", path)
+	summary.WriteHeader(w, rec.Meta, rec.End, rec.Problem)
+	for _, run := range rec.Runs {
+		summary.Summarize(rec, run).WriteText(w)
+	}
+}
+
+// createOutput creates the recording file: refusing to replace an existing
+// one unless force, owned by the sudo user when there is one.
+func createOutput(path string, force bool, cred *workload.Credential) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(path, flags, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return nil, fmt.Errorf("record: %s exists (use --force to overwrite it)", path)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record: cannot create the recording: %w", err)
+	}
+	if cred != nil {
+		if err := f.Chown(int(cred.UID), int(cred.GID)); err != nil {
+			f.Close()
+			os.Remove(path)
+			return nil, fmt.Errorf("record: give %s to uid %d: %w", path, cred.UID, err)
+		}
+	}
+	return f, nil
+}
+
+// openSources probes the figure sources for the selected CPUs (perf off
+// under emulation: it would count the real machine).
+func openSources(root string, fs sysfs.FS, list cpus.List) (*source.Set, error) {
+	id := cpuid.Open(root)
+	defer id.Close()
+	topo, err := topology.Detect(fs, id, list)
+	if err != nil {
+		return nil, fmt.Errorf("topology: %w", err)
+	}
+	emulated := fs.Emulated()
+	return source.Open(source.Config{Root: root, CPUs: source.Placement(topo),
+		Perf: emulated == "", Emulated: emulated})
+}
+
+// snapshotFormat names the snapshot JSON stored in recordings: the schema
+// of `hwpprobe snapshot --json` (docs/snapshot.md).
+const snapshotFormat = "hwpprobe-snapshot-json"
+
+func takeSnapshot(root string, list cpus.List) (string, []byte, error) {
+	dev := msr.Open(root)
+	defer dev.Close()
+	id := cpuid.Open(root)
+	defer id.Close()
+	s, err := snapshot.Build(snapshot.Sources{FS: sysfs.NewFS(root), MSR: dev, CPUID: id, EUID: os.Geteuid()}, list.String())
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := json.Marshal(s)
+	return snapshotFormat, b, err
+}

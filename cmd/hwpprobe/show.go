@@ -1,0 +1,56 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/recording/summary"
+)
+
+func init() { subcommands = append(subcommands, newShowCmd) }
+
+func newShowCmd() *cobra.Command {
+	var runID int
+	cmd := &cobra.Command{
+		Use:   "show [--run N] FILE",
+		Short: "Print the summary of a recording",
+		Long: `show prints what record printed at the end of a run: the machine, each run's
+command, outcome and settings, time-weighted turbostat averages per core type
+and for the machine, package energy, the kernel's register writes and the
+process tree's counters. A recording cut short (crash, kill, full disk) is
+shown up to its last whole record, with a line saying so. See docs/show.md.`,
+		Args: argsUsage(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			rec, err := recording.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			if err := summary.WriteHeader(w, rec.Meta, rec.End, rec.Problem); err != nil {
+				return err
+			}
+			shown := 0
+			for _, run := range rec.Runs {
+				if runID != 0 && run.Start.Run != runID {
+					continue
+				}
+				shown++
+				if err := summary.Summarize(rec, run).WriteText(w); err != nil {
+					return err
+				}
+			}
+			if runID != 0 && shown == 0 {
+				return usagef("show: %s has no run %d (it has %d runs)", args[0], runID, len(rec.Runs))
+			}
+			if len(rec.Runs) == 0 {
+				_, err := fmt.Fprintln(w, "no runs recorded")
+				return err
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&runID, "run", 0, "show only run N (default: every run)")
+	return cmd
+}
