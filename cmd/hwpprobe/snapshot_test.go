@@ -1,0 +1,165 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hwpprobe/hwpprobe/snapshot"
+	"github.com/hwpprobe/hwpprobe/snapshot/fixture"
+)
+
+// TestSnapshotThisMachine runs snapshot for real on the CI/dev VM: no msr
+// driver, no cpufreq. It must exit 0 with a capability report.
+func TestSnapshotThisMachine(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("must run as root (CI does)")
+	}
+	stdout, stderr, code := runBin(t, "snapshot")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, w := range []string{"hwpprobe snapshot: ", "Capabilities", "ok      cpuid"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+	stdout, stderr, code = runBin(t, "snapshot", "--json")
+	if code != 0 {
+		t.Fatalf("--json: exit %d, stderr %q", code, stderr)
+	}
+	var s snapshot.Snapshot
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatalf("--json output does not parse: %v\n%s", err, stdout)
+	}
+	online, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.SelectedCPUs != strings.TrimSpace(string(online)) {
+		t.Errorf("selected %q, online %q", s.SelectedCPUs, online)
+	}
+	// Whatever this machine lacks is reported, never silently zero: every
+	// CPU without a readable msr device has null registers.
+	_, statErr := os.Stat("/dev/cpu/0/msr")
+	for _, c := range s.Capabilities {
+		if c.Name == "msr" && c.Available != (statErr == nil) {
+			t.Errorf("msr capability %+v, but stat /dev/cpu/0/msr: %v", c, statErr)
+		}
+	}
+}
+
+func writeFixture(t *testing.T, m *fixture.Machine) string {
+	t.Helper()
+	root := t.TempDir()
+	if err := m.Write(root); err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
+// TestSnapshotFixture runs the binary on the Meteor Lake tree: registers
+// and CPUID cannot be served by plain files, so the binary reports them
+// missing and takes core types from sysfs.
+func TestSnapshotFixture(t *testing.T) {
+	root := writeFixture(t, fixture.MeteorLakeU())
+	stdout, stderr, code := runBin(t, "--root", root, "snapshot")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	for _, w := range []string{
+		"Intel(R) Core(TM) Ultra 7 165U (GenuineIntel 6:170:4",
+		"driver: intel_pstate status active, no_turbo 0, min_perf_pct 9, max_perf_pct 100",
+		"P-core (CPUs 0-3)", "E-core (CPUs 4-11)", "LP E-core (CPUs 12-13)",
+		"MISSING msr", "CONFIG_X86_MSR",
+		"EPP table: performance 16, balance_performance 64, balance_power 179, power 255",
+	} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+	stdout, _, code = runBin(t, "--root", root, "snapshot", "-C", "12-13", "--json")
+	if code != 0 {
+		t.Fatalf("--json exit %d", code)
+	}
+	var s snapshot.Snapshot
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Groups) != 1 || s.Groups[0].CoreType != "LP E-core" || s.Groups[0].CPUList != "12-13" {
+		t.Errorf("groups %+v, want one LP E-core group 12-13", s.Groups)
+	}
+	if g := s.Groups[0].CPUs[0]; g.Registers.HWPRequest != nil || g.Sysfs.EPP == nil || *g.Sysfs.EPP != "balance_performance" {
+		t.Errorf("cpu12: registers %+v, sysfs EPP %v", g.Registers, g.Sysfs.EPP)
+	}
+}
+
+func TestSnapshotBadInput(t *testing.T) {
+	m := fixture.MeteorLakeU()
+	m.Set("sys/devices/system/cpu/online", "0-12") // cpu13 offline
+	root := writeFixture(t, m)
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"-C", "1-x"}, 2, "invalid CPU list"},
+		{[]string{"-C", "20"}, 2, "CPU 20 does not exist"},
+		{[]string{"-C", "13"}, 2, "CPU 13 is offline"},
+		{[]string{"extra"}, 2, "unknown command"},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runBin(t, append([]string{"--root", root, "snapshot"}, tt.args...)...)
+		if code != tt.code || !strings.Contains(stderr, tt.msg) || stdout != "" {
+			t.Errorf("snapshot %v: exit %d stderr %q stdout %q; want exit %d and %q", tt.args, code, stderr, stdout, tt.code, tt.msg)
+		}
+		if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
+			t.Errorf("snapshot %v: error is %d lines, want one: %q", tt.args, n+1, stderr)
+		}
+	}
+	stdout, _, code := runBin(t, "--root", root, "snapshot")
+	if code != 0 || !strings.Contains(stdout, "offline, not read: 13") {
+		t.Errorf("offline CPU not reported (exit %d):\n%s", code, stdout)
+	}
+	_, stderr, code := runBin(t, "--root", t.TempDir(), "snapshot")
+	if code != 1 || !strings.Contains(stderr, "online") {
+		t.Errorf("empty root: exit %d stderr %q, want 1 and a message about the CPU list", code, stderr)
+	}
+}
+
+// TestSnapshotNotRoot runs the real binary as user nobody on this machine:
+// it must exit 0 and say that root is needed and why.
+func TestSnapshotNotRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("must run as root (CI does)")
+	}
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := os.ReadFile(hwpprobeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "hwpprobe")
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "snapshot")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
+	for _, w := range []string{"MISSING root", "fix: run as root: sudo hwpprobe snapshot", "MISSING cpuid", "permission denied opening /dev/cpu/N/cpuid"} {
+		if !strings.Contains(string(out), w) {
+			t.Errorf("as nobody, output lacks %q:\n%s", w, out)
+		}
+	}
+}
