@@ -88,11 +88,11 @@ func (e *Event) Fields() []FieldValue {
 // Stats are the tracer's counters. Lost events are counted, never dropped
 // silently.
 type Stats struct {
-	Seen           uint64 // msr:write_msr hits, every MSR and CPU
-	Matched        uint64 // MSR writes that passed the MSR and CPU filters
-	TracepointHits uint64 // hits of Options.Events that passed the CPU filter
-	Lost           uint64 // events dropped in the kernel: ring buffer full
-	Delivered      uint64 // events handed to Run's callback
+	Seen           uint64 `json:"seen"`            // msr:write_msr hits, every MSR and CPU
+	Matched        uint64 `json:"matched"`         // MSR writes that passed the MSR and CPU filters
+	TracepointHits uint64 `json:"tracepoint_hits"` // hits of Options.Events that passed the CPU filter
+	Lost           uint64 `json:"lost"`            // events dropped in the kernel: ring buffer full
+	Delivered      uint64 `json:"delivered"`       // events handed to Run's callback
 }
 
 // Tracer traces the kernel's MSR writes and other tracepoints with eBPF.
@@ -271,18 +271,28 @@ func (t *Tracer) attach(event string, prog *cebpf.Program) error {
 	return nil
 }
 
-// Run reads events and calls fn for each until ctx is done, then delivers
-// what is already in the ring buffer and returns nil. An error from fn
-// stops Run and is returned. The Event passed to fn is reused: copy what
-// must outlive the call. Events reach fn at most PollInterval after they
-// happened, sooner when the ring buffer fills past the wake-up level.
+// Run reads events and calls fn for each until ctx is done; then it stops
+// tracing (detaches the programs, so Stats stay final and Matched =
+// Delivered + Lost), delivers what is left in the ring buffer and returns
+// nil. An error from fn stops Run and is returned. The Event passed to fn
+// is reused: copy what must outlive the call. Events reach fn at most
+// PollInterval after they happened, sooner when the ring buffer fills past
+// the wake-up level. Run is meant to be called once.
 func (t *Tracer) Run(ctx context.Context, fn func(*Event) error) error {
+	return t.RunFlush(ctx, fn, nil)
+}
+
+// RunFlush is Run that also calls flush, when it is not nil, each time it
+// has delivered everything in the ring buffer: the moment to flush
+// buffered output.
+func (t *Tracer) RunFlush(ctx context.Context, fn func(*Event) error, flush func() error) error {
 	if t.rd == nil || t.closed.Load() {
 		return ErrClosed
 	}
 	stop := context.AfterFunc(ctx, func() { _ = t.rd.Flush() })
 	defer stop()
 	var ev Event
+	stopping := false
 	t.rd.SetDeadline(time.Now().Add(t.poll))
 	for {
 		err := t.rd.ReadInto(&t.rec)
@@ -297,8 +307,22 @@ func (t *Tracer) Run(ctx context.Context, fn func(*Event) error) error {
 			}
 		case errors.Is(err, os.ErrDeadlineExceeded) || errors.Is(err, ringbuf.ErrFlushed):
 			// The ring buffer was drained.
-			if ctx.Err() != nil {
+			if flush != nil {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+			if stopping {
 				return nil
+			}
+			if ctx.Err() != nil {
+				// Detach, then read what the programs wrote until then.
+				if err := t.detach(); err != nil {
+					return err
+				}
+				stopping = true
+				t.rd.SetDeadline(time.Unix(1, 0))
+				continue
 			}
 			t.rd.SetDeadline(time.Now().Add(t.poll))
 		case errors.Is(err, os.ErrClosed):
@@ -307,6 +331,19 @@ func (t *Tracer) Run(ctx context.Context, fn func(*Event) error) error {
 			return fmt.Errorf("ebpf: read ring buffer: %w", err)
 		}
 	}
+}
+
+// detach closes the tracepoint links: the programs stop running.
+func (t *Tracer) detach() error {
+	var errs []error
+	for _, l := range t.links {
+		errs = append(errs, l.Close())
+	}
+	t.links = nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("ebpf: detach: %w", err)
+	}
+	return nil
 }
 
 // decode fills ev from one ring buffer record; false for a record of an
@@ -426,9 +463,6 @@ func (t *Tracer) Close() error {
 	if t.rd != nil {
 		errs = append(errs, t.rd.Close())
 	}
-	for _, l := range t.links {
-		errs = append(errs, l.Close())
-	}
-	errs = append(errs, t.objs.Close())
+	errs = append(errs, t.detach(), t.objs.Close())
 	return errors.Join(errs...)
 }

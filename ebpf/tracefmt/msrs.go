@@ -1,0 +1,58 @@
+package tracefmt
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/regs"
+)
+
+// DefaultMSRs are the registers `hwpprobe trace` watches by default: what
+// intel_pstate, intel_epb and amd-pstate write (design.md section 1).
+var DefaultMSRs = []uint32{
+	hwp.MSR_IA32_PM_ENABLE,
+	hwp.MSR_IA32_HWP_REQUEST_PKG,
+	hwp.MSR_IA32_HWP_INTERRUPT,
+	hwp.MSR_IA32_HWP_REQUEST,
+	hwp.MSR_IA32_ENERGY_PERF_BIAS,
+	hwp.MSR_IA32_PERF_CTL,
+	hwp.MSR_AMD_CPPC_ENABLE,
+	hwp.MSR_AMD_CPPC_REQ,
+}
+
+// ErrBadMSR is wrapped by ParseMSRs' errors.
+var ErrBadMSR = errors.New("unknown MSR")
+
+// ParseMSRs parses a comma-separated list of register names (any spelling
+// package regs accepts: HWP_REQUEST, IA32_HWP_REQUEST, EPB, ...) and hex
+// MSR numbers (0x6e0, or 6e0 as rdmsr prints them; any MSR, known to regs
+// or not). Duplicates are dropped; the order is kept.
+func ParseMSRs(list string) ([]uint32, error) {
+	var out []uint32
+	seen := map[uint32]bool{}
+	for item := range strings.SplitSeq(list, ",") {
+		item = strings.TrimSpace(item)
+		if item == "" {
+			return nil, fmt.Errorf("%w: empty item in MSR list %q", ErrBadMSR, list)
+		}
+		var addr uint32
+		if r, err := regs.Lookup(item); err == nil {
+			addr = r.Address
+		} else {
+			hex := strings.TrimPrefix(strings.TrimPrefix(item, "0x"), "0X")
+			v, perr := strconv.ParseUint(hex, 16, 32)
+			if perr != nil {
+				return nil, fmt.Errorf("%w %q: neither a register name (hwpprobe decode --list) nor a hex MSR number such as 0x774: %w", ErrBadMSR, item, err)
+			}
+			addr = uint32(v)
+		}
+		if !seen[addr] {
+			seen[addr] = true
+			out = append(out, addr)
+		}
+	}
+	return out, nil
+}
