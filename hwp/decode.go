@@ -13,6 +13,11 @@ const (
 	// MSR_TURBO_RATIO_LIMIT; on Ivy Bridge-EP/Haswell-EP it holds further
 	// ratios instead (turbostat: has_turbo_ratio_group_limits).
 	MSR_TURBO_RATIO_LIMIT1 = 0x1AE
+	// MSR_GFX_PERF_LIMIT_REASONS and MSR_RING_PERF_LIMIT_REASONS are the
+	// graphics and ring (uncore) companions of MSR_CORE_PERF_LIMIT_REASONS
+	// (arch/x86/include/asm/msr-index.h).
+	MSR_GFX_PERF_LIMIT_REASONS  = 0x6B0
+	MSR_RING_PERF_LIMIT_REASONS = 0x6B1
 )
 
 func bit(v uint64, n uint) bool { return v>>n&1 != 0 }
@@ -296,4 +301,119 @@ func EPBTurbostatName(epb uint8) string {
 		return "powersave"
 	}
 	return "custom"
+}
+
+// LimitReason names one bit of a *_PERF_LIMIT_REASONS register: bit Bit
+// (0-15) is set while the reason limits the frequency, bit Bit+16 is its
+// sticky log.
+type LimitReason struct {
+	Bit  uint
+	Name string // turbostat's word
+	JSON string // snake_case field name
+}
+
+// LimitTable is a model's bit table for one *_PERF_LIMIT_REASONS
+// register, in turbostat's print order.
+type LimitTable struct {
+	Name    string // which table, e.g. "turbostat Haswell core (Haswell-L)"
+	Reasons []LimitReason
+}
+
+// haswellModel names the family 6 models turbostat.c gives plr_msrs
+// (hsw, hsx, hswl and hswg platform_features); "" for the others.
+func haswellModel(family, model uint32) string {
+	if family != 6 {
+		return ""
+	}
+	switch model {
+	case 0x3C:
+		return "Haswell"
+	case 0x3F:
+		return "Haswell-X"
+	case 0x45:
+		return "Haswell-L"
+	case 0x46:
+		return "Haswell-G"
+	}
+	return ""
+}
+
+// CoreLimitTable returns turbostat's table for MSR_CORE_PERF_LIMIT_REASONS
+// (0x64F) on a CPU, or false where turbostat has none: it decodes the
+// register on Haswell only (plr_msrs = PLR_CORE; turbostat.c
+// print_perf_limit). The meanings differ on other models.
+func CoreLimitTable(family, model uint32) (LimitTable, bool) {
+	m := haswellModel(family, model)
+	if m == "" {
+		return LimitTable{}, false
+	}
+	return LimitTable{Name: "turbostat Haswell core (" + m + ")", Reasons: []LimitReason{
+		{15, "bit15", "bit15"},
+		{14, "bit14", "bit14"},
+		{13, "Transitions", "transitions"},
+		{12, "MultiCoreTurbo", "multi_core_turbo"},
+		{11, "PkgPwrL2", "pkg_pwr_l2"},
+		{10, "PkgPwrL1", "pkg_pwr_l1"},
+		{9, "CorePwr", "core_pwr"},
+		{8, "Amps", "amps"},
+		{6, "VR-Therm", "vr_therm"},
+		{5, "Auto-HWP", "auto_hwp"},
+		{4, "Graphics", "graphics"},
+		{2, "bit2", "bit2"},
+		{1, "ThermStatus", "therm_status"},
+		{0, "PROCHOT", "prochot"},
+	}}, true
+}
+
+// GfxLimitTable returns turbostat's table for MSR_GFX_PERF_LIMIT_REASONS
+// (0x6B0), which it reads on the client Haswells (PLR_GFX: hsw, hswl,
+// hswg).
+func GfxLimitTable(family, model uint32) (LimitTable, bool) {
+	m := haswellModel(family, model)
+	if m == "" || model == 0x3F {
+		return LimitTable{}, false
+	}
+	return LimitTable{Name: "turbostat Haswell graphics (" + m + ")", Reasons: []LimitReason{
+		{0, "PROCHOT", "prochot"},
+		{1, "ThermStatus", "therm_status"},
+		{4, "Graphics", "graphics"},
+		{6, "VR-Therm", "vr_therm"},
+		{8, "Amps", "amps"},
+		{9, "GFXPwr", "gfx_pwr"},
+		{10, "PkgPwrL1", "pkg_pwr_l1"},
+		{11, "PkgPwrL2", "pkg_pwr_l2"},
+	}}, true
+}
+
+// RingLimitTable returns turbostat's table for MSR_RING_PERF_LIMIT_REASONS
+// (0x6B1), which it reads on all Haswells (PLR_RING).
+func RingLimitTable(family, model uint32) (LimitTable, bool) {
+	m := haswellModel(family, model)
+	if m == "" {
+		return LimitTable{}, false
+	}
+	return LimitTable{Name: "turbostat Haswell ring (" + m + ")", Reasons: []LimitReason{
+		{0, "PROCHOT", "prochot"},
+		{1, "ThermStatus", "therm_status"},
+		{6, "VR-Therm", "vr_therm"},
+		{8, "Amps", "amps"},
+		{10, "PkgPwrL1", "pkg_pwr_l1"},
+		{11, "PkgPwrL2", "pkg_pwr_l2"},
+	}}, true
+}
+
+// DecodeLimitReasons returns the names of the reasons active (bit n) and
+// logged (bit n+16) in v, in the table's order. Bits the table does not
+// name are left out, as turbostat does; bits 15:0 and 31:16 of v give
+// them raw.
+func DecodeLimitReasons(v uint64, t LimitTable) (active, logged []string) {
+	for _, r := range t.Reasons {
+		if bit(v, r.Bit) {
+			active = append(active, r.Name)
+		}
+		if bit(v, r.Bit+16) {
+			logged = append(logged, r.Name)
+		}
+	}
+	return active, logged
 }

@@ -274,3 +274,43 @@ func TestCPPC(t *testing.T) {
 		t.Error(`AMD: "sudo rdmsr 0xc00102b1 -a" 1 is enabled, 0 is not`)
 	}
 }
+
+// TestLimitReasons: turbostat's tables, with the lines it printed on a
+// Haswell-ULT (6:69:1) in HSWU and HSWF (turbostat 21.05.04).
+func TestLimitReasons(t *testing.T) {
+	core, ok1 := CoreLimitTable(6, 0x45)
+	gfx, ok2 := GfxLimitTable(6, 0x45)
+	ring, ok3 := RingLimitTable(6, 0x45)
+	if !ok1 || !ok2 || !ok3 {
+		t.Fatal("no table for Haswell-L")
+	}
+	tests := []struct {
+		table          LimitTable
+		raw            uint64
+		active, logged []string
+		src            string
+	}{
+		{core, 0x14000400, []string{"PkgPwrL1"}, []string{"MultiCoreTurbo", "PkgPwrL1"}, `HSWF: "(Active: PkgPwrL1, ) (Logged: MultiCoreTurbo, PkgPwrL1, )"`},
+		{core, 0x04000000, nil, []string{"PkgPwrL1"}, `HSWU: "(Active: ) (Logged: PkgPwrL1, )"`},
+		{core, 0x00000000, nil, nil, `HSWU: "(Active: ) (Logged: )"`},
+		{gfx, 0x14001400, []string{"PkgPwrL1"}, []string{"PkgPwrL1"}, `HSWF: "(Active: PkgPwrL1, ) (Logged: PkgPwrL1, )"`},
+		{gfx, 0x10000000, nil, nil, `HSWU: "MSR_GFX_PERF_LIMIT_REASONS, 0x10000000 (Active: ) (Logged: )"`},
+		{ring, 0x0c000000, nil, []string{"PkgPwrL1", "PkgPwrL2"}, `HSWU: "(Active: ) (Logged: PkgPwrL1, PkgPwrL2, )"`},
+	}
+	for _, tt := range tests {
+		a, l := DecodeLimitReasons(tt.raw, tt.table)
+		if diff := cmp.Diff([][]string{tt.active, tt.logged}, [][]string{a, l}); diff != "" {
+			t.Errorf("%s %#x [%s] -want +got:\n%s", tt.table.Name, tt.raw, tt.src, diff)
+		}
+	}
+	// turbostat reads the graphics register on client Haswells only, and
+	// none of the three on other models.
+	if _, ok := GfxLimitTable(6, 0x3f); ok {
+		t.Error("Haswell-X has no graphics limit reasons in turbostat (hsx_features: PLR_CORE | PLR_RING)")
+	}
+	for _, m := range []uint32{0x8e, 0x55, 0xc6} {
+		if _, ok := CoreLimitTable(6, m); ok {
+			t.Errorf("model %#x: turbostat has no core table", m)
+		}
+	}
+}

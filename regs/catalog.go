@@ -20,26 +20,6 @@ const (
 	DefaultAMDPowerUnitRaw = 0x000a1000
 )
 
-// haswellPLR names the models with plr_msrs = PLR_CORE in turbostat.c
-// (hsw, hsx, hswl and hswg platform_features): the only ones turbostat
-// decodes MSR_CORE_PERF_LIMIT_REASONS for. It returns "" for others.
-func haswellPLR(family, model uint32) string {
-	if family != 6 {
-		return ""
-	}
-	switch model {
-	case 0x3C:
-		return "Haswell"
-	case 0x3F:
-		return "Haswell-X"
-	case 0x45:
-		return "Haswell-L"
-	case 0x46:
-		return "Haswell-G"
-	}
-	return ""
-}
-
 // fixedDRAMUnit reports the models with has_fixed_rapl_unit in
 // turbostat.c (hsx, bdx, skx, icx and knl platform_features), whose DRAM
 // domain counts in 2^-16 J (15.3 µJ) whatever MSR_RAPL_POWER_UNIT says.
@@ -113,7 +93,13 @@ func registers() []*Register {
 		{Name: "MSR_CORE_PERF_LIMIT_REASONS", Address: hwp.MSR_CORE_PERF_LIMIT_REASONS, Scope: Package,
 			Aliases: []string{"PERF_LIMIT_REASONS"},
 			Uses:    []uint32{CPUSignature},
-			Doc:     "why the core runs below the requested frequency (model-specific bits)", decode: decodeCoreLimitReasons},
+			Doc:     "why the cores run below the requested frequency (model-specific bits)", decode: decodeLimitReasons(hwp.CoreLimitTable)},
+		{Name: "MSR_GFX_PERF_LIMIT_REASONS", Address: hwp.MSR_GFX_PERF_LIMIT_REASONS, Scope: Package,
+			Uses: []uint32{CPUSignature},
+			Doc:  "why graphics runs below the requested frequency (model-specific bits)", decode: decodeLimitReasons(hwp.GfxLimitTable)},
+		{Name: "MSR_RING_PERF_LIMIT_REASONS", Address: hwp.MSR_RING_PERF_LIMIT_REASONS, Scope: Package,
+			Uses: []uint32{CPUSignature},
+			Doc:  "why the ring (uncore) runs below the requested frequency (model-specific bits)", decode: decodeLimitReasons(hwp.RingLimitTable)},
 		{Name: "IA32_PM_ENABLE", Address: hwp.MSR_IA32_PM_ENABLE, Scope: Package,
 			Doc: "HWP enable", decode: decodePMEnable},
 		{Name: "IA32_HWP_CAPABILITIES", Address: hwp.MSR_IA32_HWP_CAPABILITIES, Scope: Thread,
@@ -510,69 +496,36 @@ func decodeEnergy(unitAddr uint32, dram bool) func(*Decoded, Context) {
 	}
 }
 
-// limitReason names bit n (0-15) of MSR_CORE_PERF_LIMIT_REASONS; the
-// logged copy is bit n+16.
-type limitReason struct {
-	bit  uint
-	name string // turbostat wording
-	json string
-}
-
-// haswellReasons is turbostat's table (turbostat.c, print_perf_limit),
-// applied by turbostat to Haswell models only.
-func haswellReasons() []limitReason {
-	return []limitReason{
-		{0, "PROCHOT", "prochot"},
-		{1, "ThermStatus", "therm_status"},
-		{2, "bit2", "bit2"},
-		{4, "Graphics", "graphics"},
-		{5, "Auto-HWP", "auto_hwp"},
-		{6, "VR-Therm", "vr_therm"},
-		{8, "Amps", "amps"},
-		{9, "CorePwr", "core_pwr"},
-		{10, "PkgPwrL1", "pkg_pwr_l1"},
-		{11, "PkgPwrL2", "pkg_pwr_l2"},
-		{12, "MultiCoreTurbo", "multi_core_turbo"},
-		{13, "Transitions", "transitions"},
-		{14, "bit14", "bit14"},
-		{15, "bit15", "bit15"},
-	}
-}
-
-func decodeCoreLimitReasons(d *Decoded, ctx Context) {
-	active, logged := d.Raw&0xffff, d.Raw>>16&0xffff
-	d.add("active_bits", active)
-	d.add("logged_bits", logged)
-	sig, ok := ctx[CPUSignature]
-	if !ok {
-		d.assume("CPU model not given: bit meanings are model-specific, raw bits only")
-		d.Summary = fmt.Sprintf("Active: 0x%04x, Logged: 0x%04x", active, logged)
-		return
-	}
-	f, m := FamilyModel(sig)
-	name := haswellPLR(f, m)
-	if name == "" {
-		d.assume("no bit table for family %d model 0x%x (turbostat decodes this register on Haswell only): raw bits only", f, m)
-		d.Summary = fmt.Sprintf("Active: 0x%04x, Logged: 0x%04x", active, logged)
-		return
-	}
-	d.add("table", "turbostat Haswell ("+name+")")
-	var a, l []string
-	// turbostat lists the bits from high to low.
-	table := haswellReasons()
-	for i := len(table) - 1; i >= 0; i-- {
-		r := table[i]
-		on, lg := d.Raw>>r.bit&1 != 0, d.Raw>>(r.bit+16)&1 != 0
-		d.add(r.json, on)
-		d.add(r.json+"_log", lg)
-		if on {
-			a = append(a, r.name)
+// decodeLimitReasons decodes a *_PERF_LIMIT_REASONS register with the
+// bit table that table returns for the CPU in the context.
+func decodeLimitReasons(table func(family, model uint32) (hwp.LimitTable, bool)) func(*Decoded, Context) {
+	return func(d *Decoded, ctx Context) {
+		active, logged := d.Raw&0xffff, d.Raw>>16&0xffff
+		d.add("active_bits", active)
+		d.add("logged_bits", logged)
+		raw := fmt.Sprintf("Active: 0x%04x, Logged: 0x%04x", active, logged)
+		sig, ok := ctx[CPUSignature]
+		if !ok {
+			d.assume("CPU model not given: bit meanings are model-specific, raw bits only")
+			d.Summary = raw
+			return
 		}
-		if lg {
-			l = append(l, r.name)
+		f, m := FamilyModel(sig)
+		t, ok := table(f, m)
+		if !ok {
+			d.assume("no bit table for family %d model 0x%x (turbostat decodes this register on Haswell only): raw bits only", f, m)
+			d.Summary = raw
+			return
 		}
+		d.add("table", t.Name)
+		for _, r := range t.Reasons {
+			d.add(r.JSON, d.Raw>>r.Bit&1 != 0)
+			d.add(r.JSON+"_log", d.Raw>>(r.Bit+16)&1 != 0)
+		}
+		a, l := hwp.DecodeLimitReasons(d.Raw, t)
+		// turbostat.c print_perf_limit wording, without its trailing ", ".
+		d.Summary = fmt.Sprintf("Active: %s) (Logged: %s", strings.Join(a, ", "), strings.Join(l, ", "))
 	}
-	d.Summary = fmt.Sprintf("Active: %s) (Logged: %s", strings.Join(a, ", "), strings.Join(l, ", "))
 }
 
 func decodeCPPCCap1(d *Decoded, _ Context) {

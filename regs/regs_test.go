@@ -178,6 +178,10 @@ func TestTurbostatText(t *testing.T) {
 		{"MSR_IA32_PACKAGE_THERM_STATUS", 0x882f080a, tj, "(53 C)"},
 		{"MSR_IA32_THERM_STATUS", 0x88360800, tj, "(46 C +/- 1)"},
 		{"MSR_CORE_PERF_LIMIT_REASONS", 0x04000000, Context{CPUSignature: Signature(6, 69)}, "(Active: ) (Logged: PkgPwrL1)"},
+		{"MSR_CORE_PERF_LIMIT_REASONS", 0x14000400, Context{CPUSignature: Signature(6, 69)}, "(Active: PkgPwrL1) (Logged: MultiCoreTurbo, PkgPwrL1)"},
+		{"MSR_GFX_PERF_LIMIT_REASONS", 0x14001400, Context{CPUSignature: Signature(6, 69)}, "(Active: PkgPwrL1) (Logged: PkgPwrL1)"},
+		{"MSR_RING_PERF_LIMIT_REASONS", 0x0c000000, Context{CPUSignature: Signature(6, 69)}, "(Active: ) (Logged: PkgPwrL1, PkgPwrL2)"},
+		{"MSR_RING_PERF_LIMIT_REASONS", 0x00000000, Context{CPUSignature: Signature(6, 69)}, "(Active: ) (Logged: )"},
 		{"MSR_PKG_POWER_LIMIT", 0x438500001f8640, Context{0x606: 0xa0e03},
 			"(PKG Limit #1: ENabled (200.000 Watts, 32.000000 sec, clamp ENabled); PKG Limit #2: ENabled (160.000 Watts, 0.002441* sec, clamp ENabled); UNlocked)"},
 	}
