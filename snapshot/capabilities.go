@@ -3,6 +3,7 @@ package snapshot
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
@@ -128,7 +129,7 @@ func flagList(b *builder, flags ...string) string {
 	if len(have) == 0 {
 		return "none"
 	}
-	return fmt.Sprint(have)
+	return strings.Join(have, " ")
 }
 
 func orNA(s *string) string {

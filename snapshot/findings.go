@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"strconv"
 	"slices"
 	"strings"
 
@@ -76,7 +77,7 @@ func findings(s *Snapshot) []Finding {
 					if want, ok := s.Machine.EPPTable.Value(*sy.EPP); ok && want != req.EPP {
 						add(c.CPU, KindDisagreement, "epp",
 							fmt.Sprintf("energy_performance_preference %s (EPP %d in %s)", *sy.EPP, want, s.Machine.EPPTable.Source),
-							fmt.Sprintf("HWP_REQUEST.EPP %d (%s)", req.EPP, s.Machine.EPPTable.Name(req.EPP)), ruleEPPShow)
+							"HWP_REQUEST.EPP "+eppWithName(req.EPP, *s.Machine.EPPTable), ruleEPPShow)
 					}
 				}
 				if activeIntel && caps != nil {
@@ -103,7 +104,7 @@ func findings(s *Snapshot) []Finding {
 					if want, ok := AMDEPPTable.Value(*sy.EPP); ok && want != req.EPP {
 						add(c.CPU, KindDisagreement, "epp",
 							fmt.Sprintf("energy_performance_preference %s (EPP %d)", *sy.EPP, want),
-							fmt.Sprintf("CPPC_REQ.EPP %d (%s)", req.EPP, AMDEPPTable.Name(req.EPP)), ruleAMDEPP)
+							"CPPC_REQ.EPP "+eppWithName(req.EPP, AMDEPPTable), ruleAMDEPP)
 					}
 				}
 			}
@@ -157,6 +158,15 @@ func checkLimits(c CPU, ip *IntelPstate, noTurbo bool, add func(int, string, str
 			fmt.Sprintf("scaling_min_freq %d kHz, min_perf_pct %s: level %d", derefInt(sy.ScalingMinKHz), pctString(ip.MinPerfPct), wantMin),
 			fmt.Sprintf("HWP_REQUEST.min %d", req.Min), ruleMin)
 	}
+}
+
+// eppWithName formats a register EPP with its table name, if it has one.
+func eppWithName(v uint8, t EPPTable) string {
+	name := t.Name(v)
+	if name == strconv.Itoa(int(v)) {
+		return name
+	}
+	return fmt.Sprintf("%d (%s)", v, name)
 }
 
 func pctString(p *int64) string {
