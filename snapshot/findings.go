@@ -2,8 +2,8 @@ package snapshot
 
 import (
 	"fmt"
-	"strconv"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/cpus"
