@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// These run the real binary against the running kernel (root, eBPF, as on
+// the CI VM). MSR 0x6e0 (TSC deadline) is written hundreds of times a
+// second per CPU there.
+
+var traceLine = regexp.MustCompile(`^\d+\.\d{6} cpu\d+ \S.* MSR_0x6e0 0x[0-9a-f]+$`)
+
+func TestTraceText(t *testing.T) {
+	stdout, stderr, code := runBin(t, "trace", "--msr", "0x6e0", "--duration", "1s")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	body, summary, ok := strings.Cut(stdout, "\nsummary: ")
+	if !ok {
+		t.Fatalf("no summary in %q", stdout)
+	}
+	lines := strings.Split(strings.TrimSpace(body), "\n")
+	if len(lines) < 50 {
+		t.Fatalf("%d events in 1 s, want hundreds", len(lines))
+	}
+	for _, l := range lines {
+		if !traceLine.MatchString(l) {
+			t.Fatalf("bad event line %q", l)
+		}
+	}
+	m := regexp.MustCompile(`events: (\d+) delivered, (\d+) lost`).FindStringSubmatch(summary)
+	if m == nil || m[2] != "0" {
+		t.Errorf("summary %q: want 0 lost", summary)
+	}
+	if m != nil && m[1] != itoa(len(lines)) {
+		t.Errorf("summary says %s delivered, %d lines printed", m[1], len(lines))
+	}
+	if !strings.Contains(summary, "MSR_0x6e0") {
+		t.Errorf("summary %q lacks the per-register rows", summary)
+	}
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+func TestTraceJSON(t *testing.T) {
+	stdout, stderr, code := runBin(t, "trace", "--msr", "0x6e0", "--events", "none", "--duration", "500ms", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var summary struct {
+		Summary struct {
+			Counters struct{ Delivered, Lost, Matched uint64 }
+		}
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &summary); err != nil {
+		t.Fatalf("last line %q: %v", lines[len(lines)-1], err)
+	}
+	events := lines[:len(lines)-1]
+	for _, l := range events {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("line %q: %v", l, err)
+		}
+		for _, k := range []string{"time_ns", "cpu", "pid", "comm", "msr", "value", "failed"} {
+			if _, ok := e[k]; !ok {
+				t.Fatalf("line %q lacks %s", l, k)
+			}
+		}
+		if e["msr"] != "0x6e0" {
+			t.Fatalf("line %q: msr %v", l, e["msr"])
+		}
+	}
+	c := summary.Summary.Counters
+	if len(events) < 20 || c.Lost != 0 || c.Delivered != uint64(len(events)) || c.Matched != c.Delivered {
+		t.Errorf("%d events, counters %+v: want Lost 0 and Matched = Delivered = events", len(events), c)
+	}
+}
+
+func TestTraceCommand(t *testing.T) {
+	stdout, stderr, code := runBin(t, "trace", "--msr", "0x6e0", "--count-only", "--", "sh", "-c", "sleep 0.2; exit 3")
+	if code != 3 {
+		t.Errorf("exit %d, want the command's 3 (stderr %q)", code, stderr)
+	}
+	if !regexp.MustCompile(`msr:write_msr: \d+ hits, [1-9]\d* matched the filter \(count only`).MatchString(stdout) {
+		t.Errorf("count-only summary missing or no writes counted: %q", stdout)
+	}
+}
+
+func TestTraceErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		code int
+		msg  string
+	}{
+		{[]string{"trace", "--msr", "HWP_REQEST"}, 2, `unknown MSR "HWP_REQEST"`},
+		{[]string{"trace", "--msr", "0x774,"}, 2, "empty item"},
+		{[]string{"trace", "--events", "amd_cpu:no_such_event"}, 1, "tracepoint amd_cpu:no_such_event"},
+		{[]string{"trace", "--events", "cpu_frequency"}, 2, "want group:name"},
+		{[]string{"trace", "-C", "0-x"}, 2, "invalid CPU list"},
+		{[]string{"trace", "--duration", "-1s"}, 2, "cannot be negative"},
+		{[]string{"trace", "stray"}, 2, "after --"},
+		{[]string{"trace", "--msr", "0x6e0", "--", "/nonexistent/cmd"}, 1, "/nonexistent/cmd"},
+	}
+	for _, tt := range tests {
+		stdout, stderr, code := runBin(t, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.msg) || strings.Count(stderr, "\n") != 1 || stdout != "" {
+			t.Errorf("hwpprobe %v: exit %d, stdout %q, stderr %q; want exit %d and one line with %q",
+				tt.args, code, stdout, stderr, tt.code, tt.msg)
+		}
+	}
+}
