@@ -29,16 +29,16 @@ const (
 
 // Kernel rules, cited once (design.md section 1 and the sources named).
 const (
-	rulePerformance = "under the performance policy intel_pstate_hwp_set() writes HWP_REQUEST with min = max (the max_perf_ratio) and EPP 0, whatever energy_performance_preference was set to (drivers/cpufreq/intel_pstate.c)"
+	rulePerformance = "under the performance policy intel_pstate_hwp_set() writes HWP_REQUEST with min = max (the max_perf_ratio) and a literal EPP 0, whatever energy_performance_preference was (the old EPP is restored on the switch back to powersave), and refuses EPP writes other than 0 with EBUSY (drivers/cpufreq/intel_pstate.c); where the model's table maps performance to a non-zero EPP (Meteor Lake: 16), sysfs then shows \"default\" for the 0"
 	ruleSDMMinMax   = "the SDM: setting Minimum_Performance = Maximum_Performance is functionally equivalent to IA32_PERF_CTL and bypasses HWP"
 	ruleEPPShow     = "intel_pstate maps the EPP name through the model's table and show_energy_performance_preference() reads HWP_REQUEST live, so a mismatch means the register was written behind the driver's back (wrmsr, firmware, another tool) or this model's balance_performance came from firmware (intel_pstate_update_epp_defaults())"
 	ruleAMDEPP      = "amd-pstate writes the EPP of the table (drivers/cpufreq/amd-pstate.c) into MSR_AMD_CPPC_REQ bits 31:24 and shows its cached request, so a mismatch means the register was written behind the driver's back"
 	ruleAMDPerf     = "amd-pstate in active (EPP) mode writes EPP 0 under the performance policy (amd_pstate_epp_update_limit()); it no longer forces min = max since commit 0c411b39e4f4 (2024)"
-	ruleEPB         = "energy_perf_bias reads IA32_ENERGY_PERF_BIAS bits 3:0 live on every read (arch/x86/kernel/cpu/intel_epb.c), so a mismatch means the register changed between the two reads; since 6.18 intel_pstate never writes EPB"
-	ruleMax         = "intel_pstate converts scaling_max_freq to a performance level (kHz x highest / cpuinfo_max_freq) and caps it with max_perf_pct of the turbo maximum (guaranteed when no_turbo=1) before writing HWP_REQUEST.max (intel_pstate_update_perf_limits())"
+	ruleEPB         = "energy_perf_bias prints the whole IA32_ENERGY_PERF_BIAS, read live on every read (energy_perf_bias_show(), arch/x86/kernel/cpu/intel_epb.c), so a mismatch means the register changed between the two reads; since 6.18 intel_pstate never writes EPB"
+	ruleMax         = "intel_pstate converts scaling_max_freq to a performance level and caps it at DIV_ROUND_UP(highest x max_perf_pct, 100) before writing HWP_REQUEST.max (intel_pstate_update_perf_limits())"
 	ruleMin         = "intel_pstate converts scaling_min_freq the same way, raises it to min_perf_pct of the turbo maximum and keeps it at or below max before writing HWP_REQUEST.min (intel_pstate_update_perf_limits())"
-	ruleNoTurboMSR  = "IA32_MISC_ENABLE bit 38 (turbo disable, set by firmware) makes intel_pstate report no_turbo=1 and refuse to clear it (intel_pstate_turbo_is_disabled())"
-	ruleNoTurboMax  = "with no_turbo=1 intel_pstate limits HWP_REQUEST.max to the guaranteed level (HWP_CAPABILITIES.guaranteed, the max non-turbo P-state)"
+	ruleNoTurboMSR  = "IA32_MISC_ENABLE bit 38 (turbo disable, set by firmware) makes intel_pstate show no_turbo=1 and refuse to clear it (EPERM \"Turbo disabled by BIOS or unavailable on processor\"; update_turbo_state())"
+	ruleNoTurboMax  = "with no_turbo=1 intel_pstate caps the policy maximum at max_freq, the guaranteed level (HWP_CAPABILITIES.guaranteed), so HWP_REQUEST.max should not exceed it (intel_pstate_get_max_freq())"
 	ruleHWPEnable   = "intel_pstate in active mode with HWP sets IA32_PM_ENABLE bit 0 at init (intel_pstate_hwp_enable()); HWP_REQUEST is ignored while it is clear"
 )
 
@@ -91,9 +91,9 @@ func findings(s *Snapshot) []Finding {
 			if r.TurboDisabled != nil && *r.TurboDisabled && ip != nil && ip.NoTurbo != nil && *ip.NoTurbo == 0 {
 				add(c.CPU, KindDisagreement, "no_turbo", "intel_pstate/no_turbo 0", "IA32_MISC_ENABLE bit 38 (turbo disable) set", ruleNoTurboMSR)
 			}
-			if sy.EPB != nil && r.EPB != nil && uint8(*sy.EPB) != r.EPB.Value {
+			if sy.EPB != nil && r.EPB != nil && uint64(*sy.EPB) != uint64(r.EPB.Raw) {
 				add(c.CPU, KindDisagreement, "epb", fmt.Sprintf("energy_perf_bias %d", *sy.EPB),
-					fmt.Sprintf("IA32_ENERGY_PERF_BIAS %d", r.EPB.Value), ruleEPB)
+					fmt.Sprintf("IA32_ENERGY_PERF_BIAS %d", uint64(r.EPB.Raw)), ruleEPB)
 			}
 			if req := r.CPPCReq; req != nil {
 				if gov == "performance" && strings.HasSuffix(deref(sy.ScalingDriver), "-epp") {
@@ -114,21 +114,25 @@ func findings(s *Snapshot) []Finding {
 }
 
 // checkLimits compares scaling_max_freq / scaling_min_freq with
-// HWP_REQUEST max / min. The conversion uses the CPU's own ratio of
-// performance levels to kHz (cpuinfo_max_freq corresponds to the highest
-// level, or to the guaranteed level with no_turbo=1), which also holds for
-// hybrid P-cores whose levels are not 100 MHz apart. Rounding allows one
-// level either way.
+// HWP_REQUEST max / min as intel_pstate_update_perf_limits() derives them:
+// the policy limit in kHz becomes a performance level, global limits are
+// DIV_ROUND_UP(highest * pct, 100), min is raised to the global minimum and
+// kept at or below max. The kHz-to-level conversion uses the CPU's own
+// ratio (cpuinfo_max_freq is the highest level, or the guaranteed level
+// once no_turbo=1 has capped it), which also holds for hybrid P-cores
+// whose levels are not 100 MHz apart. The kernel first rounds the kHz down
+// to 100 MHz and then up to a level, so one level either way is allowed.
 func checkLimits(c CPU, ip *IntelPstate, noTurbo bool, add func(int, string, string, string, string, string)) {
 	sy, req, caps := c.Sysfs, c.Registers.HWPRequest, c.Registers.HWPCapabilities
 	if sy.CPUInfoMaxKHz == nil || *sy.CPUInfoMaxKHz <= 0 {
 		return
 	}
-	turboMax := int64(caps.Highest)
+	ref := int64(caps.Highest)
 	if noTurbo {
-		turboMax = int64(caps.Guaranteed)
+		ref = int64(caps.Guaranteed)
 	}
-	toPerf := func(khz int64) int64 { return (khz*turboMax + *sy.CPUInfoMaxKHz/2) / *sy.CPUInfoMaxKHz }
+	toPerf := func(khz int64) int64 { return (khz*ref + *sy.CPUInfoMaxKHz/2) / *sy.CPUInfoMaxKHz }
+	turboMax := int64(caps.Highest) // global limits are in percent of the turbo maximum
 	pct := func(p *int64, def int64) int64 {
 		if p == nil {
 			return def
@@ -148,7 +152,7 @@ func checkLimits(c CPU, ip *IntelPstate, noTurbo bool, add func(int, string, str
 	if deref(sy.ScalingGovernor) == "performance" {
 		return // min = max: covered by performance_policy
 	}
-	wantMin := pct(ip.MinPerfPct, 0)
+	wantMin := min(pct(ip.MinPerfPct, 0), globalMax)
 	if sy.ScalingMinKHz != nil {
 		wantMin = max(toPerf(*sy.ScalingMinKHz), wantMin)
 	}
@@ -158,15 +162,6 @@ func checkLimits(c CPU, ip *IntelPstate, noTurbo bool, add func(int, string, str
 			fmt.Sprintf("scaling_min_freq %d kHz, min_perf_pct %s: level %d", derefInt(sy.ScalingMinKHz), pctString(ip.MinPerfPct), wantMin),
 			fmt.Sprintf("HWP_REQUEST.min %d", req.Min), ruleMin)
 	}
-}
-
-// eppWithName formats a register EPP with its table name, if it has one.
-func eppWithName(v uint8, t EPPTable) string {
-	name := t.Name(v)
-	if name == strconv.Itoa(int(v)) {
-		return name
-	}
-	return fmt.Sprintf("%d (%s)", v, name)
 }
 
 func pctString(p *int64) string {
@@ -209,4 +204,13 @@ func merge(raw []cpuFinding) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// eppWithName formats a register EPP with its table name, if it has one.
+func eppWithName(v uint8, t EPPTable) string {
+	name := t.Name(v)
+	if name == strconv.Itoa(int(v)) {
+		return name
+	}
+	return fmt.Sprintf("%d (%s)", v, name)
 }

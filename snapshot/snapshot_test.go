@@ -93,7 +93,7 @@ func TestMeteorLakeConsistent(t *testing.T) {
 		t.Errorf("EPP table %+v, want Meteor Lake's 16/64/179/255", tb)
 	}
 	c0 := cpu(t, s, 0)
-	wantReq := &HWPRequest{Raw: 0x40003e06, Min: 6, Max: 62, EPP: 64}
+	wantReq := &HWPRequest{Raw: 0x40003e05, Min: 5, Max: 62, EPP: 64}
 	if diff := cmp.Diff(wantReq, c0.Registers.HWPRequest); diff != "" {
 		t.Errorf("cpu0 HWP_REQUEST (-want +got):\n%s", diff)
 	}
@@ -147,7 +147,10 @@ func TestMeteorLakeFindings(t *testing.T) {
 			for _, ct := range fixture.MeteorLake165U {
 				for _, c := range ct.CPUs {
 					m.CPUFile(c, "cpufreq/scaling_governor", "performance")
-					m.CPUFile(c, "cpufreq/energy_performance_preference", "performance")
+					// EPP 0 is not in Meteor Lake's table (performance is 16),
+					// so show_energy_performance_preference() prints index 0,
+					// "default".
+					m.CPUFile(c, "cpufreq/energy_performance_preference", "default")
 					m.MSR[c][req] = uint64(ct.Highest)<<8 | uint64(ct.Highest) // EPP 0, min = max
 				}
 			}
@@ -421,7 +424,7 @@ func TestJSONHex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(j), `"raw":"0x40003e06"`) {
+	if !strings.Contains(string(j), `"raw":"0x40003e05"`) {
 		t.Errorf("HWP_REQUEST raw not a hex string in %s", j)
 	}
 	var back Snapshot
