@@ -78,9 +78,10 @@ func (f FS) CPUFreq(cpu int) (*CPUFreq, error) {
 	return c, errors.Join(r.errs...)
 }
 
-// EnergyPerfBias reads cpuN/power/energy_perf_bias (0-15; the kernel's
-// arch/x86/kernel/cpu/intel_epb.c reads IA32_ENERGY_PERF_BIAS bits 3:0 live
-// on each read). It is nil when the file is absent (no EPB feature).
+// EnergyPerfBias reads cpuN/power/energy_perf_bias: the kernel prints the
+// whole IA32_ENERGY_PERF_BIAS, read live on each read (energy_perf_bias_show()
+// in arch/x86/kernel/cpu/intel_epb.c); the hint is bits 3:0, 0-15. It is nil
+// when the file is absent (no EPB feature).
 func (f FS) EnergyPerfBias(cpu int) (*int64, error) {
 	r := optReader{fs: f, dir: cpuDir(cpu) + "/power"}
 	v := r.int("energy_perf_bias")
