@@ -135,12 +135,19 @@ func WriteText(w io.Writer, s *Snapshot) error {
 		}
 		b.WriteString("\n")
 	}
+	explained := map[string]bool{}
 	for _, f := range s.Findings {
 		mark := "DISAGREE"
 		if f.Kind == KindNote {
 			mark = "note"
 		}
-		fmt.Fprintf(&b, "  %s %s, CPUs %s: sysfs %s; register %s\n    why: %s\n", mark, f.Check, f.CPUs, f.Sysfs, f.Register, f.Explanation)
+		fmt.Fprintf(&b, "  %s %s, CPUs %s: sysfs %s; register %s\n", mark, f.Check, f.CPUs, f.Sysfs, f.Register)
+		if explained[f.Explanation] {
+			fmt.Fprintf(&b, "    why: as above (%s)\n", f.Check)
+			continue
+		}
+		explained[f.Explanation] = true
+		fmt.Fprintf(&b, "    why: %s\n", f.Explanation)
 	}
 
 	b.WriteString("\nCapabilities\n")
