@@ -5,10 +5,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/snapshot/fixture"
 )
@@ -73,7 +78,7 @@ func TestSnapshotFixture(t *testing.T) {
 	}
 	for _, w := range []string{
 		"Intel(R) Core(TM) Ultra 7 165U (GenuineIntel 6:170:4",
-		"driver: intel_pstate status active, no_turbo 0, min_perf_pct 9, max_perf_pct 100",
+		"driver: intel_pstate status active, no_turbo 0, min_perf_pct 8, max_perf_pct 100",
 		"P-core (CPUs 0-3)", "E-core (CPUs 4-11)", "LP E-core (CPUs 12-13)",
 		"MISSING msr", "CONFIG_X86_MSR",
 		"EPP table: performance 16, balance_performance 64, balance_power 179, power 255",
@@ -162,4 +167,122 @@ func TestSnapshotNotRoot(t *testing.T) {
 			t.Errorf("as nobody, output lacks %q:\n%s", w, out)
 		}
 	}
+}
+
+// mountEmulated serves an emulated machine (package emu) through FUSE at a
+// temporary directory, as hwpemu does, and returns the root to pass as
+// --root. The binary then reads /dev/cpu/N/msr and cpuid of the emulated
+// machine with real preads.
+func mountEmulated(t *testing.T, name string) string {
+	t.Helper()
+	m, err := emu.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: "hwpprobe-snapshot-test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Unmount(); err != nil {
+			t.Error(err)
+		}
+	})
+	return dir
+}
+
+func snapshotJSON(t *testing.T, args ...string) *snapshot.Snapshot {
+	t.Helper()
+	stdout, stderr, code := runBin(t, append(args, "--json")...)
+	if code != 0 {
+		t.Fatalf("hwpprobe %v: exit %d, stderr %q", args, code, stderr)
+	}
+	var s snapshot.Snapshot
+	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
+		t.Fatal(err)
+	}
+	return &s
+}
+
+func findingSet(s *snapshot.Snapshot) []string {
+	out := []string{}
+	for _, f := range s.Findings {
+		out = append(out, f.Kind+" "+f.Check+" "+f.CPUs)
+	}
+	return out
+}
+
+// TestSnapshotEmulated runs the binary against the project's emulated
+// machines (emu/machines) served through FUSE, then changes settings
+// through the emulated sysfs, which applies the kernel's rules, and checks
+// what snapshot reports.
+func TestSnapshotEmulated(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Fatal("must run as root (CI does): FUSE mounts need CAP_SYS_ADMIN")
+	}
+	t.Run("mtl-165u", func(t *testing.T) {
+		root := mountEmulated(t, "mtl-165u")
+		stdout, _, code := runBin(t, "--root", root, "snapshot")
+		if code != 0 || !strings.Contains(stdout, `EMULATED machine "mtl-165u"`) {
+			t.Fatalf("exit %d, output lacks the EMULATED line:\n%s", code, stdout)
+		}
+		s := snapshotJSON(t, "--root", root, "snapshot")
+		var got []string
+		for _, g := range s.Groups {
+			got = append(got, g.CoreType+" "+g.CPUList)
+		}
+		if diff := cmp.Diff([]string{"P-core 0-3", "E-core 4-11", "LP E-core 12-13"}, got); diff != "" {
+			t.Errorf("groups (-want +got):\n%s", diff)
+		}
+		if s.Emulated != "mtl-165u" || s.CoreTypeSource != "cpuid" {
+			t.Errorf("emulated %q, core types from %q", s.Emulated, s.CoreTypeSource)
+		}
+		if diff := cmp.Diff([]string{}, findingSet(s)); diff != "" {
+			t.Errorf("findings at boot (-want +got):\n%s", diff)
+		}
+		// Switch cpu0 to the performance governor and cpu5 to EPP
+		// balance_power through sysfs, as a user would.
+		write := func(cpu int, file, v string) {
+			p := filepath.Join(root, "sys/devices/system/cpu", "cpu"+strconv.Itoa(cpu), "cpufreq", file)
+			if err := os.WriteFile(p, []byte(v), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		write(0, "scaling_governor", "performance")
+		write(5, "energy_performance_preference", "balance_power")
+		s = snapshotJSON(t, "--root", root, "snapshot", "-C", "0,5")
+		if diff := cmp.Diff([]string{"note performance_policy 0"}, findingSet(s)); diff != "" {
+			t.Errorf("findings after the change (-want +got):\n%s", diff)
+		}
+		if r := s.Groups[0].CPUs[0].Registers.HWPRequest; r == nil || r.Min != r.Max || r.EPP != 0 {
+			t.Errorf("cpu0 HWP_REQUEST %+v under performance, want min = max and EPP 0", r)
+		}
+		if r := s.Groups[1].CPUs[0].Registers.HWPRequest; r == nil || r.EPP != 179 {
+			t.Errorf("cpu5 HWP_REQUEST %+v, want EPP 179 (Meteor Lake balance_power)", r)
+		}
+	})
+	t.Run("zen4-amd-pstate", func(t *testing.T) {
+		root := mountEmulated(t, "zen4-amd-pstate")
+		s := snapshotJSON(t, "--root", root, "snapshot", "-C", "0-3")
+		if diff := cmp.Diff([]string{}, findingSet(s)); diff != "" {
+			t.Errorf("findings (-want +got):\n%s", diff)
+		}
+		c := s.Groups[0].CPUs[0]
+		if c.Registers.CPPCReq == nil || c.Registers.CPPCReq.EPP != 0x80 || c.Sysfs.EPP == nil || *c.Sysfs.EPP != "balance_performance" {
+			t.Errorf("cpu0 CPPC_REQ %+v, sysfs EPP %v", c.Registers.CPPCReq, c.Sysfs.EPP)
+		}
+	})
+	t.Run("vm-bare", func(t *testing.T) {
+		root := mountEmulated(t, "vm-bare")
+		s := snapshotJSON(t, "--root", root, "snapshot")
+		avail := map[string]bool{}
+		for _, c := range s.Capabilities {
+			avail[c.Name] = c.Available
+		}
+		want := map[string]bool{"emulated": true, "root": true, "msr": false, "cpuid": true, "cpufreq": false, "hwp": false, "intel_pstate": false, "epb": false}
+		if diff := cmp.Diff(want, avail); diff != "" {
+			t.Errorf("capabilities (-want +got):\n%s", diff)
+		}
+	})
 }
