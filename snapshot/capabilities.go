@@ -84,7 +84,7 @@ func (b *builder) capabilities(sel cpus.List, topo topology.Topology) []Capabili
 		ip := b.s.Driver.IntelPstate
 		switch {
 		case ip == nil && vm:
-			add("intel_pstate", false, "/sys/devices/system/cpu/intel_pstate is absent: intel_pstate does not register in a guest that has neither HWP nor the P-state MSRs", "run on bare metal")
+			add("intel_pstate", false, "/sys/devices/system/cpu/intel_pstate is absent: intel_pstate registers only with HWP or, on a listed model, APERF/MPERF (intel_pstate_cpu_ids[] requires X86_FEATURE_APERFMPERF), and guests usually have neither", "run on bare metal")
 		case ip == nil:
 			add("intel_pstate", false, "/sys/devices/system/cpu/intel_pstate is absent: intel_pstate is not the scaling driver", "boot without intel_pstate=disable (intel_pstate is built in on most distributions)")
 		default:
