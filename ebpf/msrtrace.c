@@ -7,7 +7,7 @@
 //
 // write_msr runs on every msr:write_msr tracepoint hit (every WRMSR the kernel
 // makes through the paravirt/native helpers, including wrmsrq_on_cpu), keeps
-// only the MSR numbers listed in msrs[] and, in streaming mode, copies each
+// only the wanted MSR numbers (immediates, see CONST) and, in streaming mode, copies each
 // matching write into a BPF ring buffer. test_write_msr is the same handler
 // behind a raw tracepoint entry so that tests and benchmarks can feed it
 // synthetic writes with BPF_PROG_TEST_RUN. tp_record attaches to any other
@@ -26,7 +26,7 @@ char __license[] SEC("license") = "GPL";
 
 // Indexes of the per-CPU counters in the stats map.
 enum stat {
-	STAT_SEEN = 0,    // write_msr hits (every MSR)
+	STAT_SEEN = 0,    // write_msr hits (every MSR), when K_COUNT_SEEN
 	STAT_MATCHED = 1, // hits whose MSR and CPU are wanted
 	STAT_LOST = 2,    // matched hits not delivered: ring buffer full
 	STAT_RAW = 3,     // other tracepoint hits
@@ -34,14 +34,29 @@ enum stat {
 	STAT_MAX = 5,
 };
 
-// Load-time settings, fixed in the frozen .rodata map before loading so the
-// verifier and JIT see them as constants.
-volatile const __u32 nr_msrs = 0;
-volatile const __u32 msrs[MAX_MSRS] = {};
-volatile const __u32 filter_cpus = 0;
+// Load-time settings. The hot path of write_msr (a write of an MSR nobody
+// asked for, i.e. nearly every write) must not touch memory beyond its
+// context: a cold cache line costs more than the rest of the program. So
+// the MSR numbers and flags are immediates: each CONST(k) compiles to one
+// ld_imm64 of a marker (CONST_MAGIC + k) that the loader (consts.go)
+// replaces with the value before loading; the verifier then sees constants
+// and drops the code they rule out. Only the CPU mask, used after a match,
+// stays in the frozen .rodata map.
+#define CONST_MAGIC 0x7ead0000ULL
+#define CONST(k)                                                              \
+	({                                                                    \
+		__u64 __v;                                                    \
+		asm volatile("%0 = %1 ll" : "=r"(__v) : "i"(CONST_MAGIC + (k))); \
+		__v;                                                          \
+	})
+#define K_MSR0 0            // K_MSR0 + i: the i-th wanted MSR (unused: 1 << 32, matches none)
+#define K_NR_MSRS MAX_MSRS  // how many MSR slots are used
+#define K_STREAM (MAX_MSRS + 1)       // 0: count only, nothing to user space
+#define K_FILTER_CPUS (MAX_MSRS + 2)  // 1: keep only the CPUs in cpu_mask
+#define K_COUNT_SEEN (MAX_MSRS + 3)   // 1: count every write_msr hit
+#define K_WAKEUP_BYTES (MAX_MSRS + 4) // wake the reader when this much is unread
+
 volatile const __u64 cpu_mask[MAX_CPU_WORDS] = {};
-volatile const __u32 stream = 1;      // 0: count only, nothing to user space
-volatile const __u64 wakeup_bytes = 0; // wake the reader when this much is unread
 
 // msr_event is one matched MSR write as user space receives it.
 struct msr_event {
@@ -106,6 +121,7 @@ static __always_inline __u64 wakeup_flag(void)
 {
 	// Batch wake-ups: the reader polls on a timer and is woken early only
 	// when the unread data crosses wakeup_bytes (bpf_ringbuf_query, 5.8+).
+	__u64 wakeup_bytes = CONST(K_WAKEUP_BYTES);
 	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
@@ -113,7 +129,7 @@ static __always_inline __u64 wakeup_flag(void)
 
 static __always_inline int wanted_cpu(__u32 cpu)
 {
-	if (!filter_cpus)
+	if (!CONST(K_FILTER_CPUS))
 		return 1;
 	if (cpu >= MAX_CPU_WORDS * 64)
 		return 0;
@@ -124,12 +140,14 @@ static __always_inline int handle_write(__u32 msr, __u64 val, __s32 failed)
 {
 	__u32 i;
 
-	count(STAT_SEEN);
+	if (CONST(K_COUNT_SEEN))
+		count(STAT_SEEN);
+	__u64 nr = CONST(K_NR_MSRS);
 #pragma unroll
 	for (i = 0; i < MAX_MSRS; i++) {
-		if (i >= nr_msrs)
+		if (i >= nr)
 			return 0;
-		if (msrs[i] == msr)
+		if (msr == CONST(K_MSR0 + i))
 			goto match;
 	}
 	return 0;
@@ -138,7 +156,7 @@ match:;
 	if (!wanted_cpu(cpu))
 		return 0;
 	count(STAT_MATCHED);
-	if (!stream)
+	if (!CONST(K_STREAM))
 		return 0;
 	struct msr_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {

@@ -56,13 +56,8 @@ const (
 	msrtraceProgTpRecord      = "tp_record"
 	msrtraceProgWriteMsr      = "write_msr"
 	msrtraceVarCpuMask        = "cpu_mask"
-	msrtraceVarFilterCpus     = "filter_cpus"
-	msrtraceVarMsrs           = "msrs"
-	msrtraceVarNrMsrs         = "nr_msrs"
-	msrtraceVarStream         = "stream"
 	msrtraceVarUnusedMsrEvent = "unused_msr_event"
 	msrtraceVarUnusedTpEvent  = "unused_tp_event"
-	msrtraceVarWakeupBytes    = "wakeup_bytes"
 )
 
 // loadMsrtrace returns the embedded CollectionSpec for msrtrace.
@@ -125,13 +120,8 @@ type msrtraceMapSpecs struct {
 // It can be passed ebpf.CollectionSpec.Assign.
 type msrtraceVariableSpecs struct {
 	CpuMask        *ebpf.VariableSpec `ebpf:"cpu_mask"`
-	FilterCpus     *ebpf.VariableSpec `ebpf:"filter_cpus"`
-	Msrs           *ebpf.VariableSpec `ebpf:"msrs"`
-	NrMsrs         *ebpf.VariableSpec `ebpf:"nr_msrs"`
-	Stream         *ebpf.VariableSpec `ebpf:"stream"`
 	UnusedMsrEvent *ebpf.VariableSpec `ebpf:"unused_msr_event"`
 	UnusedTpEvent  *ebpf.VariableSpec `ebpf:"unused_tp_event"`
-	WakeupBytes    *ebpf.VariableSpec `ebpf:"wakeup_bytes"`
 }
 
 // msrtraceObjects contains all objects after they have been loaded into the kernel.
@@ -170,13 +160,8 @@ func (m *msrtraceMaps) Close() error {
 // It can be passed to loadMsrtraceObjects or ebpf.CollectionSpec.LoadAndAssign.
 type msrtraceVariables struct {
 	CpuMask        *ebpf.Variable `ebpf:"cpu_mask"`
-	FilterCpus     *ebpf.Variable `ebpf:"filter_cpus"`
-	Msrs           *ebpf.Variable `ebpf:"msrs"`
-	NrMsrs         *ebpf.Variable `ebpf:"nr_msrs"`
-	Stream         *ebpf.Variable `ebpf:"stream"`
 	UnusedMsrEvent *ebpf.Variable `ebpf:"unused_msr_event"`
 	UnusedTpEvent  *ebpf.Variable `ebpf:"unused_tp_event"`
-	WakeupBytes    *ebpf.Variable `ebpf:"wakeup_bytes"`
 }
 
 // msrtracePrograms contains all programs after they have been loaded into the kernel.

@@ -42,6 +42,10 @@ type Options struct {
 	// Events are other tracepoints to trace, as "group:name" (see
 	// PowerEvents). Each must exist (ReadFormat tells).
 	Events []string
+	// CountSeen counts every msr:write_msr hit (Stats.Seen). It costs a
+	// write to a per-CPU counter on every hit, including the writes the
+	// filter drops, so it is off unless asked for.
+	CountSeen bool
 	// CountOnly counts matched writes in the kernel (Stats.Matched) and
 	// delivers no events: the cheapest way to know how often a register is
 	// written.
@@ -88,11 +92,16 @@ func (e *Event) Fields() []FieldValue {
 // Stats are the tracer's counters. Lost events are counted, never dropped
 // silently.
 type Stats struct {
-	Seen           uint64 `json:"seen"`            // msr:write_msr hits, every MSR and CPU
+	Seen           uint64 `json:"seen"`            // msr:write_msr hits, every MSR and CPU (with Options.CountSeen)
 	Matched        uint64 `json:"matched"`         // MSR writes that passed the MSR and CPU filters
 	TracepointHits uint64 `json:"tracepoint_hits"` // hits of Options.Events that passed the CPU filter
 	Lost           uint64 `json:"lost"`            // events dropped in the kernel: ring buffer full
-	Delivered      uint64 `json:"delivered"`       // events handed to Run's callback
+	// Missed counts tracepoint hits the kernel did not run the programs
+	// for because another BPF program was running on that CPU (an
+	// interrupt in the middle of one: bpf_prog_active; the program's
+	// recursion_misses, Linux 5.12+; 0 before).
+	Missed    uint64 `json:"missed"`
+	Delivered uint64 `json:"delivered"` // events handed to Run's callback
 }
 
 // Tracer traces the kernel's MSR writes and other tracepoints with eBPF.
@@ -184,27 +193,12 @@ func Open(opts Options) (*Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ebpf: %w", err)
 	}
-	var msrs [MaxMSRs]uint32
-	copy(msrs[:], opts.MSRs)
-	stream := uint32(1)
-	if opts.CountOnly {
-		stream = 0
+	consts := constValues(opts.MSRs, !opts.CountOnly, len(opts.CPUs) > 0, opts.CountSeen, uint64(wake))
+	if err := patchConsts(spec, consts); err != nil {
+		return nil, fmt.Errorf("ebpf: %w", err)
 	}
-	filterCPUs := uint32(0)
-	if len(opts.CPUs) > 0 {
-		filterCPUs = 1
-	}
-	for name, v := range map[string]any{
-		msrtraceVarNrMsrs:      uint32(len(opts.MSRs)),
-		msrtraceVarMsrs:        msrs,
-		msrtraceVarFilterCpus:  filterCPUs,
-		msrtraceVarCpuMask:     mask,
-		msrtraceVarStream:      stream,
-		msrtraceVarWakeupBytes: uint64(wake),
-	} {
-		if err := spec.Variables[name].Set(v); err != nil {
-			return nil, fmt.Errorf("ebpf: set %s: %w", name, err)
-		}
+	if err := spec.Variables[msrtraceVarCpuMask].Set(mask); err != nil {
+		return nil, fmt.Errorf("ebpf: set %s: %w", msrtraceVarCpuMask, err)
 	}
 	spec.Maps[msrtraceMapEvents].MaxEntries = uint32(ring)
 
@@ -413,6 +407,13 @@ func (t *Tracer) Stats() (Stats, error) {
 		for _, v := range perCPU {
 			*dst += v
 		}
+	}
+	for _, p := range []*cebpf.Program{t.objs.WriteMsr, t.objs.TpRecord} {
+		ps, err := p.Stats()
+		if err != nil {
+			return s, fmt.Errorf("ebpf: program statistics: %w", err)
+		}
+		s.Missed += ps.RecursionMisses
 	}
 	s.Delivered = t.delivered.Load()
 	return s, nil

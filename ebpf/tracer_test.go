@@ -89,6 +89,9 @@ func newTraceInstance(t *testing.T, filter string) *traceInstance {
 	})
 	// "mono" is ktime_get_mono_fast_ns, the clock bpf_ktime_get_ns reads.
 	ti.write(t, "trace_clock", "mono")
+	// Room for the whole window (~30,000 writes/s/CPU under timerLoad,
+	// ~24 bytes each), so that ftrace does not overwrite any.
+	ti.write(t, "buffer_size_kb", "16384")
 	ti.write(t, "events/msr/write_msr/filter", filter)
 	return ti
 }
@@ -115,6 +118,15 @@ func (ti *traceInstance) lines(t *testing.T) []traceLine {
 		t.Fatal(err)
 	}
 	var out []traceLine
+	for cpu := 0; ; cpu++ {
+		st, err := os.ReadFile(filepath.Join(ti.dir, fmt.Sprintf("per_cpu/cpu%d/stats", cpu)))
+		if err != nil {
+			break
+		}
+		if !strings.Contains(string(st), "overrun: 0\n") || !strings.Contains(string(st), "dropped events: 0\n") {
+			t.Fatalf("ftrace overwrote or dropped events on CPU %d:\n%s", cpu, st)
+		}
+	}
 	for line := range strings.Lines(string(b)) {
 		if strings.HasPrefix(line, "#") {
 			continue
@@ -157,13 +169,15 @@ func timerLoad(stop <-chan struct{}) {
 // The eBPF program sees the same writes as ftrace in the same window.
 //
 // The comparison leaves out writes made by the idle task (pid 0): on the
-// CI VM (Linux 6.18 under Firecracker) ftrace records only some of the
-// TSC-deadline writes CPU 1's idle task makes while the eBPF program sees
-// them all (measured: 5-20% of CPU 1's idle writes missing from ftrace,
-// none on CPU 0 and none from other tasks); the test logs both totals.
+// CI VM (Linux 6.18 under Firecracker) ftrace misses a share of the
+// TSC-deadline writes CPU 1's idle task makes, with no overrun or dropped
+// count in its per-CPU stats, while the eBPF program sees them (measured:
+// ~8,000 of ~45,000 idle writes in 2 s missing from ftrace, nearly all on
+// CPU 1; matched by value, they are real, distinct writes). The test logs
+// both totals.
 func TestCountMatchesTraceFS(t *testing.T) {
 	ti := newTraceInstance(t, "msr==0x6e0")
-	tr := open(t, Options{MSRs: []uint32{msrTSCDeadline}})
+	tr := open(t, Options{MSRs: []uint32{msrTSCDeadline}, CountSeen: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := collect(t, tr, ctx)
 	ti.write(t, "events/msr/write_msr/enable", "1")
@@ -201,8 +215,12 @@ func TestCountMatchesTraceFS(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("MSR 0x6e0 writes in %d µs by tasks other than idle: eBPF %d, ftrace %d; with idle: eBPF %d, ftrace %d",
-		to-from, ours, theirs, oursAll, theirsAll)
+	st, err := tr.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("MSR 0x6e0 writes in %d µs by tasks other than idle: eBPF %d, ftrace %d; with idle: eBPF %d, ftrace %d; eBPF missed (recursion) %d in all",
+		to-from, ours, theirs, oursAll, theirsAll, st.Missed)
 	if theirs < 1000 {
 		t.Fatalf("ftrace saw only %d writes of MSR 0x6e0 in 2 s; the test needs a busy timer", theirs)
 	}
@@ -212,10 +230,6 @@ func TestCountMatchesTraceFS(t *testing.T) {
 	if oursAll < theirsAll {
 		t.Errorf("eBPF counted %d writes in all, fewer than ftrace's %d", oursAll, theirsAll)
 	}
-	st, err := tr.Stats()
-	if err != nil {
-		t.Fatal(err)
-	}
 	if st.Lost != 0 || st.Delivered != uint64(len(evs)) || st.Matched < st.Delivered || st.Seen < st.Matched {
 		t.Errorf("stats %+v after %d events: want Lost 0, Delivered = events <= Matched <= Seen", st, len(evs))
 	}
@@ -223,7 +237,7 @@ func TestCountMatchesTraceFS(t *testing.T) {
 
 // A register nobody writes yields no events, while writes of others are seen.
 func TestNeverWrittenMSR(t *testing.T) {
-	tr := open(t, Options{MSRs: []uint32{msrHWPRequest}})
+	tr := open(t, Options{MSRs: []uint32{msrHWPRequest}, CountSeen: true})
 	ctx, cancel := context.WithCancel(context.Background())
 	wait := collect(t, tr, ctx)
 	time.Sleep(time.Second)

@@ -172,8 +172,8 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 	if err := w.WriteSummary(w.Summary(st, time.Unix(0, end.Load()).Sub(start), f.countOnly)); err != nil {
 		return err
 	}
-	if st.Lost > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: warning: %d events lost (ring buffer full)\n", st.Lost)
+	if st.Lost > 0 || st.Missed > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: warning: %d events lost (ring buffer full), %d missed (another BPF program was running)\n", st.Lost, st.Missed)
 	}
 	if child != nil {
 		return childStatus(argv[0], <-childDone)

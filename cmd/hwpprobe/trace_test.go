@@ -31,7 +31,7 @@ func TestTraceText(t *testing.T) {
 			t.Fatalf("bad event line %q", l)
 		}
 	}
-	m := regexp.MustCompile(`events: (\d+) delivered, (\d+) lost`).FindStringSubmatch(summary)
+	m := regexp.MustCompile(`events: (\d+) delivered, (\d+) lost \(ring buffer full\), 0 missed`).FindStringSubmatch(summary)
 	if m == nil || m[2] != "0" {
 		t.Errorf("summary %q: want 0 lost", summary)
 	}
@@ -88,7 +88,7 @@ func TestTraceCommand(t *testing.T) {
 	if code != 3 {
 		t.Errorf("exit %d, want the command's 3 (stderr %q)", code, stderr)
 	}
-	if !regexp.MustCompile(`msr:write_msr: \d+ hits, [1-9]\d* matched the filter \(count only`).MatchString(stdout) {
+	if !regexp.MustCompile(`msr:write_msr: [1-9]\d* matched the filter; count only`).MatchString(stdout) {
 		t.Errorf("count-only summary missing or no writes counted: %q", stdout)
 	}
 }

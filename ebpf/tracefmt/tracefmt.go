@@ -302,10 +302,16 @@ func (w *Writer) WriteSummary(s Summary) error {
 		fmt.Fprintf(w.w, "%-35s %8d events\n", n, s.Tracepoints[n])
 	}
 	st := s.Stats
-	if s.CountOnly {
-		fmt.Fprintf(w.w, "msr:write_msr: %d hits, %d matched the filter (count only: no events streamed), %d lost\n", st.Seen, st.Matched, st.Lost)
-	} else {
-		fmt.Fprintf(w.w, "msr:write_msr: %d hits, %d matched the filter; events: %d delivered, %d lost\n", st.Seen, st.Matched, st.Delivered, st.Lost)
+	fmt.Fprintf(w.w, "msr:write_msr: ")
+	if st.Seen > 0 {
+		fmt.Fprintf(w.w, "%d hits, ", st.Seen)
 	}
+	fmt.Fprintf(w.w, "%d matched the filter; ", st.Matched)
+	if s.CountOnly {
+		fmt.Fprintf(w.w, "count only: no events streamed")
+	} else {
+		fmt.Fprintf(w.w, "events: %d delivered, %d lost (ring buffer full)", st.Delivered, st.Lost)
+	}
+	fmt.Fprintf(w.w, ", %d missed (another BPF program was running)\n", st.Missed)
 	return w.Flush()
 }

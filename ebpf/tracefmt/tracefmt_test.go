@@ -82,7 +82,7 @@ IA32_HWP_REQUEST         0x774         0        3      0  0x2727
 IA32_HWP_REQUEST         0x774         1        1      0  0x80002e17
 MSR_0x6e0                0x6e0         1        1      0  0x24f83640b73
 power:cpu_frequency                        1 events
-msr:write_msr: 100 hits, 6 matched the filter; events: 7 delivered, 0 lost
+msr:write_msr: 100 hits, 6 matched the filter; events: 7 delivered, 0 lost (ring buffer full), 0 missed (another BPF program was running)
 `
 	if diff := cmp.Diff(want, write(t, false)); diff != "" {
 		t.Errorf("text output (-want +got):\n%s", diff)
@@ -126,7 +126,7 @@ func TestJSON(t *testing.T) {
 				map[string]any{"msr": "0x6e0", "register": "MSR_0x6e0", "cpu": 1.0, "writes": 1.0, "failed": 0.0, "last": "0x24f83640b73"},
 			},
 			"tracepoints": map[string]any{"power:cpu_frequency": 1.0},
-			"counters":    map[string]any{"seen": 100.0, "matched": 6.0, "tracepoint_hits": 1.0, "delivered": 7.0, "lost": 0.0},
+			"counters":    map[string]any{"seen": 100.0, "matched": 6.0, "tracepoint_hits": 1.0, "delivered": 7.0, "lost": 0.0, "missed": 0.0},
 		}},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
