@@ -11,7 +11,7 @@
 #   filtered  --msr 0x774 --count-only     | /args->msr == 0x774/ { @[cpu] = count(); }   (never matches here)
 #   count     --msr 0x6e0 --count-only     | /args->msr == 0x6e0/ { @[cpu] = count(); }
 #   stream    --msr 0x6e0 --json >/dev/null | /args->msr == 0x6e0/ { printf(...) } >/dev/null
-# The 10x synthetic rate is `go test -run '^$' -bench Inject ./ebpf/`.
+# CASES="filtered count" runs only those. The 10x synthetic rate is `go test -run '^$' -bench Inject ./ebpf/`.
 set -euo pipefail
 secs=${1:-5}
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -85,6 +85,7 @@ print("          hwpprobe over %.1f s: %.0f writes/s seen, %.0f matched/s, %.0f 
 }
 
 echo "kernel $(uname -r), $(nproc) CPUs, bpftrace $(bpftrace --version | awk '{print $2}'), ${secs}s of timerload per case"
-run_case filtered "--msr 0x774 --count-only" 'tracepoint:msr:write_msr /args->msr == 0x774/ { @[cpu] = count(); }'
-run_case count "--msr 0x6e0 --count-only" 'tracepoint:msr:write_msr /args->msr == 0x6e0/ { @[cpu] = count(); }'
-run_case stream "--msr 0x6e0" 'tracepoint:msr:write_msr /args->msr == 0x6e0/ { printf("%d %d %s %x %llx %d\n", cpu, pid, comm, args->msr, args->val, args->failed); }'
+want() { [[ " ${CASES:-filtered count stream} " == *" $1 "* ]]; }
+want filtered && run_case filtered "--msr 0x774 --count-only" 'tracepoint:msr:write_msr /args->msr == 0x774/ { @[cpu] = count(); }'
+want count && run_case count "--msr 0x6e0 --count-only" 'tracepoint:msr:write_msr /args->msr == 0x6e0/ { @[cpu] = count(); }'
+want stream && run_case stream "--msr 0x6e0" 'tracepoint:msr:write_msr /args->msr == 0x6e0/ { printf("%d %d %s %x %llx %d\n", cpu, pid, comm, args->msr, args->val, args->failed); }'

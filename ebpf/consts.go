@@ -15,9 +15,8 @@ const (
 	kNrMSRs     = MaxMSRs
 	kStream     = MaxMSRs + 1
 	kFilterCPUs = MaxMSRs + 2
-	kCountSeen  = MaxMSRs + 3
-	kWakeup     = MaxMSRs + 4
-	nConsts     = MaxMSRs + 5
+	kWakeup     = MaxMSRs + 3
+	nConsts     = MaxMSRs + 4
 
 	// noMSR fills unused MSR slots: msrtrace.c compares a u32 with it, so
 	// it matches nothing.
@@ -25,10 +24,10 @@ const (
 )
 
 // programsWithConsts are the programs of msrtrace.c that use CONST.
-var programsWithConsts = []string{msrtraceProgWriteMsr, msrtraceProgTestWriteMsr, msrtraceProgTpRecord}
+var programsWithConsts = []string{msrtraceProgWriteMsr, msrtraceProgWriteMsrSeen, msrtraceProgTestWriteMsr, msrtraceProgTpRecord}
 
 // constValues returns the immediates for opts.
-func constValues(msrs []uint32, stream, filterCPUs, countSeen bool, wakeup uint64) [nConsts]uint64 {
+func constValues(msrs []uint32, stream, filterCPUs bool, wakeup uint64) [nConsts]uint64 {
 	var v [nConsts]uint64
 	for i := range MaxMSRs {
 		v[kMSR0+i] = noMSR
@@ -45,7 +44,6 @@ func constValues(msrs []uint32, stream, filterCPUs, countSeen bool, wakeup uint6
 	v[kNrMSRs] = uint64(len(msrs))
 	v[kStream] = b(stream)
 	v[kFilterCPUs] = b(filterCPUs)
-	v[kCountSeen] = b(countSeen)
 	v[kWakeup] = wakeup
 	return v
 }

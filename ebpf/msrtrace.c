@@ -26,7 +26,7 @@ char __license[] SEC("license") = "GPL";
 
 // Indexes of the per-CPU counters in the stats map.
 enum stat {
-	STAT_SEEN = 0,    // write_msr hits (every MSR), when K_COUNT_SEEN
+	STAT_SEEN = 0,    // write_msr hits (every MSR), by write_msr_seen
 	STAT_MATCHED = 1, // hits whose MSR and CPU are wanted
 	STAT_LOST = 2,    // matched hits not delivered: ring buffer full
 	STAT_RAW = 3,     // other tracepoint hits
@@ -53,8 +53,7 @@ enum stat {
 #define K_NR_MSRS MAX_MSRS  // how many MSR slots are used
 #define K_STREAM (MAX_MSRS + 1)       // 0: count only, nothing to user space
 #define K_FILTER_CPUS (MAX_MSRS + 2)  // 1: keep only the CPUs in cpu_mask
-#define K_COUNT_SEEN (MAX_MSRS + 3)   // 1: count every write_msr hit
-#define K_WAKEUP_BYTES (MAX_MSRS + 4) // wake the reader when this much is unread
+#define K_WAKEUP_BYTES (MAX_MSRS + 3) // wake the reader when this much is unread
 
 volatile const __u64 cpu_mask[MAX_CPU_WORDS] = {};
 
@@ -136,22 +135,26 @@ static __always_inline int wanted_cpu(__u32 cpu)
 	return (cpu_mask[cpu / 64] >> (cpu % 64)) & 1;
 }
 
-static __always_inline int handle_write(__u32 msr, __u64 val, __s32 failed)
+// wanted reports whether msr is one of the MSRs asked for. It reads
+// nothing but immediates.
+static __always_inline int wanted(__u32 msr)
 {
 	__u32 i;
 
-	if (CONST(K_COUNT_SEEN))
-		count(STAT_SEEN);
 	__u64 nr = CONST(K_NR_MSRS);
 #pragma unroll
 	for (i = 0; i < MAX_MSRS; i++) {
 		if (i >= nr)
 			return 0;
 		if (msr == CONST(K_MSR0 + i))
-			goto match;
+			return 1;
 	}
 	return 0;
-match:;
+}
+
+// handle_match streams one write of a wanted MSR.
+static __always_inline int handle_match(__u32 msr, __u64 val, __s32 failed)
+{
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!wanted_cpu(cpu))
 		return 0;
@@ -174,10 +177,30 @@ match:;
 	return 0;
 }
 
+// write_msr_match takes the context, so that write_msr keeps nothing in
+// callee-saved registers on its filtered-out path.
+static __noinline int write_msr_match(struct write_msr_ctx *ctx)
+{
+	return handle_match(ctx->msr, ctx->val, ctx->failed);
+}
+
 SEC("tracepoint/msr/write_msr")
 int write_msr(struct write_msr_ctx *ctx)
 {
-	return handle_write(ctx->msr, ctx->val, ctx->failed);
+	if (!wanted(ctx->msr))
+		return 0;
+	return write_msr_match(ctx);
+}
+
+// write_msr_seen is write_msr that also counts every hit (STAT_SEEN); the
+// loader attaches it instead of write_msr when asked to count them.
+SEC("tracepoint/msr/write_msr")
+int write_msr_seen(struct write_msr_ctx *ctx)
+{
+	count(STAT_SEEN);
+	if (!wanted(ctx->msr))
+		return 0;
+	return write_msr_match(ctx);
 }
 
 // test_write_msr takes the tracepoint's arguments
@@ -186,7 +209,9 @@ int write_msr(struct write_msr_ctx *ctx)
 SEC("raw_tracepoint/write_msr")
 int test_write_msr(struct bpf_raw_tracepoint_args *ctx)
 {
-	return handle_write((__u32)ctx->args[0], ctx->args[1], (__s32)ctx->args[2]);
+	if (!wanted((__u32)ctx->args[0]))
+		return 0;
+	return handle_match((__u32)ctx->args[0], ctx->args[1], (__s32)ctx->args[2]);
 }
 
 SEC("tracepoint/raw")

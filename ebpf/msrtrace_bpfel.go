@@ -55,6 +55,7 @@ const (
 	msrtraceProgTestWriteMsr  = "test_write_msr"
 	msrtraceProgTpRecord      = "tp_record"
 	msrtraceProgWriteMsr      = "write_msr"
+	msrtraceProgWriteMsrSeen  = "write_msr_seen"
 	msrtraceVarCpuMask        = "cpu_mask"
 	msrtraceVarUnusedMsrEvent = "unused_msr_event"
 	msrtraceVarUnusedTpEvent  = "unused_tp_event"
@@ -105,6 +106,7 @@ type msrtraceProgramSpecs struct {
 	TestWriteMsr *ebpf.ProgramSpec `ebpf:"test_write_msr"`
 	TpRecord     *ebpf.ProgramSpec `ebpf:"tp_record"`
 	WriteMsr     *ebpf.ProgramSpec `ebpf:"write_msr"`
+	WriteMsrSeen *ebpf.ProgramSpec `ebpf:"write_msr_seen"`
 }
 
 // msrtraceMapSpecs contains maps before they are loaded into the kernel.
@@ -171,6 +173,7 @@ type msrtracePrograms struct {
 	TestWriteMsr *ebpf.Program `ebpf:"test_write_msr"`
 	TpRecord     *ebpf.Program `ebpf:"tp_record"`
 	WriteMsr     *ebpf.Program `ebpf:"write_msr"`
+	WriteMsrSeen *ebpf.Program `ebpf:"write_msr_seen"`
 }
 
 func (p *msrtracePrograms) Close() error {
@@ -178,6 +181,7 @@ func (p *msrtracePrograms) Close() error {
 		p.TestWriteMsr,
 		p.TpRecord,
 		p.WriteMsr,
+		p.WriteMsrSeen,
 	)
 }
 

@@ -193,7 +193,7 @@ func Open(opts Options) (*Tracer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ebpf: %w", err)
 	}
-	consts := constValues(opts.MSRs, !opts.CountOnly, len(opts.CPUs) > 0, opts.CountSeen, uint64(wake))
+	consts := constValues(opts.MSRs, !opts.CountOnly, len(opts.CPUs) > 0, uint64(wake))
 	if err := patchConsts(spec, consts); err != nil {
 		return nil, fmt.Errorf("ebpf: %w", err)
 	}
@@ -207,7 +207,11 @@ func Open(opts Options) (*Tracer, error) {
 		return nil, fmt.Errorf("ebpf: load programs: %w", permission(err))
 	}
 	if len(opts.MSRs) > 0 {
-		if err := t.attach(WriteMSR, t.objs.WriteMsr); err != nil {
+		prog := t.objs.WriteMsr
+		if opts.CountSeen {
+			prog = t.objs.WriteMsrSeen
+		}
+		if err := t.attach(WriteMSR, prog); err != nil {
 			t.Close()
 			return nil, err
 		}
@@ -408,7 +412,7 @@ func (t *Tracer) Stats() (Stats, error) {
 			*dst += v
 		}
 	}
-	for _, p := range []*cebpf.Program{t.objs.WriteMsr, t.objs.TpRecord} {
+	for _, p := range []*cebpf.Program{t.objs.WriteMsr, t.objs.WriteMsrSeen, t.objs.TpRecord} {
 		ps, err := p.Stats()
 		if err != nil {
 			return s, fmt.Errorf("ebpf: program statistics: %w", err)
