@@ -13,6 +13,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -50,7 +51,8 @@ type Option func(*Machine)
 func WithClock(now func() time.Time) Option { return func(m *Machine) { m.now = now } }
 
 // WithLoad sets where the busy fraction of each CPU comes from (default:
-// the host's /proc/stat, HostLoad).
+// the host's /proc/stat through NewHostLoad, opened when the machine is
+// created: create it before mounting the emulated /proc/stat).
 func WithLoad(l LoadSource) Option { return func(m *Machine) { m.load = l } }
 
 // WithEnergyStart sets the energy, in joules, every RAPL domain has
@@ -136,7 +138,12 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 		o(m)
 	}
 	if m.load == nil {
-		m.load = &HostLoad{Path: "/proc/stat"}
+		// Opened now, before a caller mounts the emulated /proc/stat.
+		hl, err := NewHostLoad("/proc/stat")
+		if err != nil {
+			return nil, err
+		}
+		m.load = hl
 	}
 	m.boot = m.now()
 	m.last = m.boot
@@ -192,6 +199,15 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 		}
 	}
 	return m, nil
+}
+
+// Close releases the load source if it holds a file (the default
+// HostLoad does).
+func (m *Machine) Close() error {
+	if c, ok := m.load.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // Name returns the machine's name.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"strconv"
@@ -30,22 +31,35 @@ type ConstLoad []float64
 // Busy returns the fixed fractions.
 func (c ConstLoad) Busy() []float64 { return c }
 
-// HostLoad reads busy fractions from a /proc/stat file (the host's real
-// one: the emulator process stays outside the mount namespace in which
-// its own /proc/stat is mounted, so it never reads itself). Busy is
-// (total - idle - iowait) / total over the cpuN lines' deltas; intervals
-// shorter than one tick repeat the last fractions. A read error gives 0.
+// HostLoad reads busy fractions from the host's /proc/stat. The file is
+// opened by NewHostLoad, before any mount namespace puts the emulated
+// /proc/stat over the real one, and re-read through that descriptor: the
+// emulator never reads its own /proc/stat (which would make a FUSE server
+// wait on itself). Busy is (total - idle - iowait) / total over the cpuN
+// lines' deltas; intervals shorter than one tick repeat the last
+// fractions. A read error gives 0.
 type HostLoad struct {
-	Path string
-
+	f    *os.File
 	prev [][2]uint64 // per host CPU: busy, total ticks
 	last []float64
 }
 
+// NewHostLoad opens path (normally /proc/stat) now.
+func NewHostLoad(path string) (*HostLoad, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("host load: %w", err)
+	}
+	return &HostLoad{f: f}, nil
+}
+
+// Close closes the file.
+func (h *HostLoad) Close() error { return h.f.Close() }
+
 // Busy implements LoadSource. It is not safe for concurrent use; the
 // Machine serializes its calls.
 func (h *HostLoad) Busy() []float64 {
-	cur, err := readStatTicks(h.Path)
+	cur, err := h.read()
 	if err != nil || len(cur) == 0 {
 		return []float64{0}
 	}
@@ -63,15 +77,23 @@ func (h *HostLoad) Busy() []float64 {
 	return h.last
 }
 
-// readStatTicks parses the cpuN lines of a /proc/stat file into busy and
-// total ticks (fields: user nice system idle iowait irq softirq steal...).
-func readStatTicks(p string) ([][2]uint64, error) {
-	b, err := os.ReadFile(p)
+func (h *HostLoad) read() ([][2]uint64, error) {
+	if _, err := h.f.Seek(0, io.SeekStart); err != nil {
+		return nil, err
+	}
+	b, err := io.ReadAll(h.f)
 	if err != nil {
 		return nil, err
 	}
+	return parseStatTicks(h.f.Name(), b)
+}
+
+// parseStatTicks parses the cpuN lines of a /proc/stat text into busy and
+// total ticks (fields: user nice system idle iowait irq softirq steal...).
+func parseStatTicks(name string, b []byte) ([][2]uint64, error) {
 	var out [][2]uint64
 	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		if len(f) < 5 || !strings.HasPrefix(f[0], "cpu") || f[0] == "cpu" {
@@ -84,7 +106,7 @@ func readStatTicks(p string) ([][2]uint64, error) {
 			}
 			v, err := strconv.ParseUint(s, 10, 64)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %q: %w", p, f[0], err)
+				return nil, fmt.Errorf("%s: %q: %w", name, f[0], err)
 			}
 			total += v
 			if i == 3 || i == 4 {

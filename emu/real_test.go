@@ -115,7 +115,7 @@ func TestProcStatMatchesThisVM(t *testing.T) {
 		t.Errorf("cpu1 line wrong:\n%s", emu)
 	}
 	// The host load reader parses what the emulator prints.
-	ticks, err := readStatTicks(writeTemp(t, emu))
+	ticks, err := parseStatTicks("emulated", []byte(emu))
 	if err != nil || len(ticks) != 2 || ticks[1] != [2]uint64{500, 1000} {
 		t.Errorf("readStatTicks = %v, %v", ticks, err)
 	}
@@ -132,9 +132,19 @@ func writeTemp(t *testing.T, s string) string {
 
 func TestHostLoad(t *testing.T) {
 	p := writeTemp(t, "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 100 0 100 800 0 0 0 0 0 0\ncpu1 0 0 0 1000 0 0 0 0 0 0\n")
-	h := &HostLoad{Path: p}
+	h, err := NewHostLoad(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
 	h.Busy()
 	if err := os.WriteFile(p, []byte("cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 175 0 100 825 0 0 0 0 0 0\ncpu1 0 0 10 1090 0 0 0 0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Something else now at the path (as when the emulated /proc/stat is
+	// mounted over it) is not read: the descriptor opened first is.
+	other := writeTemp(t, "cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 9999 0 0 1 0 0 0 0 0 0\n")
+	if err := os.Rename(other, p); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]float64{0.75, 0.1}, h.Busy()); diff != "" {
@@ -145,7 +155,11 @@ func TestHostLoad(t *testing.T) {
 		t.Errorf("Busy with no new ticks (-want +got):\n%s", diff)
 	}
 	// The real host file: one fraction per host CPU, each in [0,1].
-	real := &HostLoad{Path: "/proc/stat"}
+	real, err := NewHostLoad("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer real.Close()
 	got := real.Busy()
 	online, err := cpus.Online("/")
 	if err != nil {
