@@ -38,7 +38,13 @@ func (c ConstLoad) Busy() []float64 { return c }
 // wait on itself). Busy is (total - idle - iowait) / total over the cpuN
 // lines' deltas; intervals shorter than one tick repeat the last
 // fractions. A read error gives 0.
+//
+// A HostLoad made as a literal with Path set (and no NewHostLoad) opens
+// Path on every call instead; /proc/self/fd/N of a descriptor opened
+// before the mounts works the same way.
 type HostLoad struct {
+	Path string // read on each call when the HostLoad was not made by NewHostLoad
+
 	f    *os.File
 	prev [][2]uint64 // per host CPU: busy, total ticks
 	last []float64
@@ -53,8 +59,13 @@ func NewHostLoad(path string) (*HostLoad, error) {
 	return &HostLoad{f: f}, nil
 }
 
-// Close closes the file.
-func (h *HostLoad) Close() error { return h.f.Close() }
+// Close closes the file NewHostLoad opened.
+func (h *HostLoad) Close() error {
+	if h.f == nil {
+		return nil
+	}
+	return h.f.Close()
+}
 
 // Busy implements LoadSource. It is not safe for concurrent use; the
 // Machine serializes its calls.
@@ -78,6 +89,13 @@ func (h *HostLoad) Busy() []float64 {
 }
 
 func (h *HostLoad) read() ([][2]uint64, error) {
+	if h.f == nil {
+		b, err := os.ReadFile(h.Path)
+		if err != nil {
+			return nil, err
+		}
+		return parseStatTicks(h.Path, b)
+	}
 	if _, err := h.f.Seek(0, io.SeekStart); err != nil {
 		return nil, err
 	}

@@ -154,6 +154,15 @@ func TestHostLoad(t *testing.T) {
 	if diff := cmp.Diff([]float64{0.75, 0.1}, h.Busy()); diff != "" {
 		t.Errorf("Busy with no new ticks (-want +got):\n%s", diff)
 	}
+	// A literal with Path reads the path on each call.
+	lit := &HostLoad{Path: p}
+	lit.Busy()
+	if err := os.WriteFile(p, []byte("cpu  0 0 0 0 0 0 0 0 0 0\ncpu0 10000 0 0 1 0 0 0 0 0 0\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]float64{1}, lit.Busy()); diff != "" {
+		t.Errorf("literal HostLoad Busy (-want +got):\n%s", diff)
+	}
 	// The real host file: one fraction per host CPU, each in [0,1].
 	real, err := NewHostLoad("/proc/stat")
 	if err != nil {
