@@ -31,7 +31,8 @@ enum stat {
 	STAT_LOST = 2,    // matched hits not delivered: ring buffer full
 	STAT_RAW = 3,     // other tracepoint hits
 	STAT_RAW_LOST = 4,
-	STAT_MAX = 5,
+	STAT_MSR0 = 5, // STAT_MSR0 + i: matched writes of the i-th wanted MSR
+	STAT_MAX = STAT_MSR0 + MAX_MSRS,
 };
 
 // Load-time settings. The hot path of write_msr (a write of an MSR nobody
@@ -135,8 +136,8 @@ static __always_inline int wanted_cpu(__u32 cpu)
 	return (cpu_mask[cpu / 64] >> (cpu % 64)) & 1;
 }
 
-// wanted reports whether msr is one of the MSRs asked for. It reads
-// nothing but immediates.
+// wanted returns 1 + the slot of msr among the MSRs asked for, 0 if it is
+// not one of them. It reads nothing but immediates.
 static __always_inline int wanted(__u32 msr)
 {
 	__u32 i;
@@ -147,18 +148,19 @@ static __always_inline int wanted(__u32 msr)
 		if (i >= nr)
 			return 0;
 		if (msr == CONST(K_MSR0 + i))
-			return 1;
+			return i + 1;
 	}
 	return 0;
 }
 
 // handle_match streams one write of a wanted MSR.
-static __always_inline int handle_match(__u32 msr, __u64 val, __s32 failed)
+static __always_inline int handle_match(int slot, __u32 msr, __u64 val, __s32 failed)
 {
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!wanted_cpu(cpu))
 		return 0;
 	count(STAT_MATCHED);
+	count(STAT_MSR0 + slot);
 	if (!CONST(K_STREAM))
 		return 0;
 	struct msr_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -179,17 +181,18 @@ static __always_inline int handle_match(__u32 msr, __u64 val, __s32 failed)
 
 // write_msr_match takes the context, so that write_msr keeps nothing in
 // callee-saved registers on its filtered-out path.
-static __noinline int write_msr_match(struct write_msr_ctx *ctx)
+static __noinline int write_msr_match(struct write_msr_ctx *ctx, int slot)
 {
-	return handle_match(ctx->msr, ctx->val, ctx->failed);
+	return handle_match(slot, ctx->msr, ctx->val, ctx->failed);
 }
 
 SEC("tracepoint/msr/write_msr")
 int write_msr(struct write_msr_ctx *ctx)
 {
-	if (!wanted(ctx->msr))
+	int w = wanted(ctx->msr);
+	if (!w)
 		return 0;
-	return write_msr_match(ctx);
+	return write_msr_match(ctx, w - 1);
 }
 
 // write_msr_seen is write_msr that also counts every hit (STAT_SEEN); the
@@ -198,9 +201,10 @@ SEC("tracepoint/msr/write_msr")
 int write_msr_seen(struct write_msr_ctx *ctx)
 {
 	count(STAT_SEEN);
-	if (!wanted(ctx->msr))
+	int w = wanted(ctx->msr);
+	if (!w)
 		return 0;
-	return write_msr_match(ctx);
+	return write_msr_match(ctx, w - 1);
 }
 
 // test_write_msr takes the tracepoint's arguments
@@ -209,9 +213,10 @@ int write_msr_seen(struct write_msr_ctx *ctx)
 SEC("raw_tracepoint/write_msr")
 int test_write_msr(struct bpf_raw_tracepoint_args *ctx)
 {
-	if (!wanted((__u32)ctx->args[0]))
+	int w = wanted((__u32)ctx->args[0]);
+	if (!w)
 		return 0;
-	return handle_match((__u32)ctx->args[0], ctx->args[1], (__s32)ctx->args[2]);
+	return handle_match(w - 1, (__u32)ctx->args[0], ctx->args[1], (__s32)ctx->args[2]);
 }
 
 SEC("tracepoint/raw")

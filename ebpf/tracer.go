@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 	"unsafe"
@@ -112,6 +113,7 @@ type Tracer struct {
 	links     []link.Link
 	rd        *ringbuf.Reader
 	formats   map[uint16]*Format
+	msrs      []uint32 // Options.MSRs: slot i of the filter is msrs[i]
 	poll      time.Duration
 	delivered atomic.Uint64
 	closed    atomic.Bool
@@ -202,7 +204,7 @@ func Open(opts Options) (*Tracer, error) {
 	}
 	spec.Maps[msrtraceMapEvents].MaxEntries = uint32(ring)
 
-	t := &Tracer{formats: formats, poll: poll, comms: make(map[[16]byte]string)}
+	t := &Tracer{formats: formats, poll: poll, comms: make(map[[16]byte]string), msrs: slices.Clone(opts.MSRs)}
 	if err := spec.LoadAndAssign(&t.objs, nil); err != nil {
 		return nil, fmt.Errorf("ebpf: load programs: %w", permission(err))
 	}
@@ -430,7 +432,37 @@ const (
 	statLost    = 2
 	statRaw     = 3
 	statRawLost = 4
+	statMSR0    = 5 // statMSR0 + i: writes of Options.MSRs[i]
 )
+
+// MSRCount is how many writes of one MSR on one CPU passed the filters.
+type MSRCount struct {
+	MSR    uint32
+	CPU    int
+	Writes uint64
+}
+
+// Counts returns the in-kernel count of matched writes per MSR and CPU
+// (non-zero ones, in Options.MSRs order, then by CPU). It is exact in
+// CountOnly mode too, where no events are delivered.
+func (t *Tracer) Counts() ([]MSRCount, error) {
+	if t.closed.Load() {
+		return nil, ErrClosed
+	}
+	var out []MSRCount
+	for i, msr := range t.msrs {
+		var perCPU []uint64
+		if err := t.objs.Stats.Lookup(uint32(statMSR0+i), &perCPU); err != nil {
+			return nil, fmt.Errorf("ebpf: read counters: %w", err)
+		}
+		for cpu, v := range perCPU {
+			if v > 0 {
+				out = append(out, MSRCount{MSR: msr, CPU: cpu, Writes: v})
+			}
+		}
+	}
+	return out, nil
+}
 
 // Inject runs the MSR-write handler once, in the kernel, as if the kernel
 // had written value to msr (BPF_PROG_TEST_RUN on a raw tracepoint program,

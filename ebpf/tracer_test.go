@@ -317,6 +317,44 @@ func TestInjectTask(t *testing.T) {
 	}
 }
 
+// Every one of the MaxMSRs filter slots matches its MSR, and nothing else
+// matches; Counts attributes the writes to the right MSR and CPU.
+func TestAllFilterSlots(t *testing.T) {
+	msrs := make([]uint32, MaxMSRs)
+	for i := range msrs {
+		msrs[i] = 0x770 + uint32(i)
+	}
+	tr := open(t, Options{MSRs: msrs, CountOnly: true})
+	var want []MSRCount
+	for i, msr := range msrs {
+		for range i + 1 {
+			if err := tr.Inject(i%2, msr, 0, false); err != nil {
+				t.Fatal(err)
+			}
+		}
+		want = append(want, MSRCount{MSR: msr, CPU: i % 2, Writes: uint64(i + 1)})
+	}
+	for _, other := range []uint32{0x76f, 0x780, 0, 0xffffffff} {
+		if err := tr.Inject(0, other, 0, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts, err := tr.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, counts); diff != "" {
+		t.Errorf("Counts (-want +got):\n%s", diff)
+	}
+	st, err := tr.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Matched != MaxMSRs*(MaxMSRs+1)/2 {
+		t.Errorf("Matched %d, want %d", st.Matched, MaxMSRs*(MaxMSRs+1)/2)
+	}
+}
+
 // A full ring buffer loses events and counts every one of them.
 func TestLostCounted(t *testing.T) {
 	tr := open(t, Options{MSRs: []uint32{0x774}, RingBytes: os.Getpagesize()})
@@ -362,6 +400,13 @@ func TestCountOnly(t *testing.T) {
 	}
 	if len(evs) != 0 || st.Matched != 10 || st.Delivered != 0 || st.Lost != 0 {
 		t.Errorf("%d events, stats %+v: want none delivered, Matched 10", len(evs), st)
+	}
+	counts, err := tr.Counts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]MSRCount{{MSR: 0x774, CPU: 1, Writes: 10}}, counts); diff != "" {
+		t.Errorf("Counts (-want +got):\n%s", diff)
 	}
 }
 

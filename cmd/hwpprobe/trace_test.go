@@ -91,6 +91,9 @@ func TestTraceCommand(t *testing.T) {
 	if !regexp.MustCompile(`msr:write_msr: [1-9]\d* matched the filter; count only`).MatchString(stdout) {
 		t.Errorf("count-only summary missing or no writes counted: %q", stdout)
 	}
+	if !regexp.MustCompile(`(?m)^MSR_0x6e0 +0x6e0 +\d+ +[1-9]\d* +- +-$`).MatchString(stdout) {
+		t.Errorf("count-only summary lacks per-CPU rows for MSR 0x6e0: %q", stdout)
+	}
 }
 
 func TestTraceErrors(t *testing.T) {

@@ -236,13 +236,15 @@ func (w *Writer) writeJSON(v any) error {
 func (w *Writer) Flush() error { return w.w.Flush() }
 
 // RegisterCount is one summary row: the writes of one register on one CPU.
+// In count-only mode only the kernel's count is known: Failed and Last are
+// left out.
 type RegisterCount struct {
-	MSR      string `json:"msr"`
-	Register string `json:"register"`
-	CPU      uint32 `json:"cpu"`
-	Writes   uint64 `json:"writes"`
-	Failed   uint64 `json:"failed"`
-	Last     string `json:"last"` // value of the last write
+	MSR      string  `json:"msr"`
+	Register string  `json:"register"`
+	CPU      uint32  `json:"cpu"`
+	Writes   uint64  `json:"writes"`
+	Failed   *uint64 `json:"failed,omitempty"`
+	Last     string  `json:"last,omitempty"` // value of the last write
 }
 
 // Summary is what a trace ends with.
@@ -255,15 +257,24 @@ type Summary struct {
 }
 
 // Summary builds the summary from the events written and the tracer's
-// counters.
-func (w *Writer) Summary(st ebpf.Stats, d time.Duration, countOnly bool) Summary {
+// counters. In count-only mode (no events) the rows come from counts, the
+// tracer's in-kernel counts per MSR and CPU.
+func (w *Writer) Summary(st ebpf.Stats, d time.Duration, countOnly bool, counts []ebpf.MSRCount) Summary {
 	s := Summary{
 		DurationNs: d.Nanoseconds(), Tracepoints: w.events, CountOnly: countOnly, Stats: st,
+		Registers: []RegisterCount{},
+	}
+	if countOnly {
+		for _, c := range counts {
+			s.Registers = append(s.Registers, RegisterCount{
+				MSR: "0x" + strconv.FormatUint(uint64(c.MSR), 16), Register: Name(c.MSR), CPU: uint32(c.CPU), Writes: c.Writes,
+			})
+		}
 	}
 	for k, c := range w.counts {
 		s.Registers = append(s.Registers, RegisterCount{
 			MSR: "0x" + strconv.FormatUint(uint64(k.msr), 16), Register: Name(k.msr), CPU: k.cpu,
-			Writes: c.writes, Failed: c.failed, Last: "0x" + strconv.FormatUint(c.last, 16),
+			Writes: c.writes, Failed: &c.failed, Last: "0x" + strconv.FormatUint(c.last, 16),
 		})
 	}
 	slices.SortFunc(s.Registers, func(a, b RegisterCount) int {
@@ -290,7 +301,11 @@ func (w *Writer) WriteSummary(s Summary) error {
 	if len(s.Registers) > 0 {
 		fmt.Fprintf(w.w, "%-24s %-10s %4s %8s %6s  %s\n", "register", "msr", "cpu", "writes", "failed", "last")
 		for _, r := range s.Registers {
-			fmt.Fprintf(w.w, "%-24s %-10s %4d %8d %6d  %s\n", r.Register, r.MSR, r.CPU, r.Writes, r.Failed, r.Last)
+			failed, last := "-", "-"
+			if r.Failed != nil {
+				failed, last = strconv.FormatUint(*r.Failed, 10), r.Last
+			}
+			fmt.Fprintf(w.w, "%-24s %-10s %4d %8d %6s  %s\n", r.Register, r.MSR, r.CPU, r.Writes, failed, last)
 		}
 	}
 	names := make([]string, 0, len(s.Tracepoints))

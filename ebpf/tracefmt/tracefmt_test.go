@@ -60,7 +60,7 @@ func write(t *testing.T, jsonLines bool) string {
 		}
 	}
 	st := ebpf.Stats{Seen: 100, Matched: 6, TracepointHits: 1, Delivered: 7}
-	if err := w.WriteSummary(w.Summary(st, 5*time.Second, false)); err != nil {
+	if err := w.WriteSummary(w.Summary(st, 5*time.Second, false, nil)); err != nil {
 		t.Fatal(err)
 	}
 	return b.String()
@@ -131,6 +131,26 @@ func TestJSON(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("JSON lines (-want +got):\n%s", diff)
+	}
+}
+
+func TestCountOnlySummary(t *testing.T) {
+	var b bytes.Buffer
+	w := New(&b, false)
+	st := ebpf.Stats{Matched: 12}
+	counts := []ebpf.MSRCount{{MSR: 0x774, CPU: 1, Writes: 2}, {MSR: 0x6e0, CPU: 0, Writes: 10}}
+	if err := w.WriteSummary(w.Summary(st, time.Second, true, counts)); err != nil {
+		t.Fatal(err)
+	}
+	want := `
+summary: 1.000 s
+register                 msr         cpu   writes failed  last
+IA32_HWP_REQUEST         0x774         1        2      -  -
+MSR_0x6e0                0x6e0         0       10      -  -
+msr:write_msr: 12 matched the filter; count only: no events streamed, 0 missed (another BPF program was running)
+`
+	if diff := cmp.Diff(want, b.String()); diff != "" {
+		t.Errorf("count-only summary (-want +got):\n%s", diff)
 	}
 }
 
