@@ -1,0 +1,260 @@
+package regs
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/hwpprobe/hwpprobe/emu/cpuidshim"
+	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/emu/vfs"
+	"github.com/hwpprobe/hwpprobe/hwp"
+)
+
+// refChildEnv makes the test binary the child of TestX86EnergyPerfPolicy:
+// in the private mount namespace it was started in, it serves the MSR
+// values of the environment variable's JSON at /dev/cpu/N/msr, runs the
+// tool and prints its output.
+const refChildEnv = "REGS_REFERENCE_CHILD"
+
+func TestMain(m *testing.M) {
+	if spec := os.Getenv(refChildEnv); spec != "" {
+		out, err := referenceChild(spec)
+		os.Stdout.Write(out)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "reference child:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// refSpec is what the child emulates and runs.
+type refSpec struct {
+	Tool string                    // path of x86_energy_perf_policy
+	Args []string                  // its arguments
+	Shim string                    // cpuidshim library
+	MSRs map[int]map[uint32]uint64 // CPU -> address -> value
+	Stat string                    // /proc/stat to show (this VM's CPUs)
+}
+
+func referenceChild(js string) ([]byte, error) {
+	var s refSpec
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		return nil, err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return nil, fmt.Errorf("make / private: %w", err)
+	}
+	tree := vfs.NewDir()
+	tree.Put("proc/stat", vfs.Const(s.Stat))
+	tree.Put("proc/cpuinfo", vfs.Const("processor\t: 0\n"))
+	for cpu, regs := range s.MSRs {
+		tree.Put(fmt.Sprintf("dev/cpu/%d/msr", cpu), &vfs.Device{Mode: 0o600, ReadAt: func(p []byte, off int64) (int, error) {
+			v, ok := regs[uint32(off)]
+			if !ok || len(p) != 8 {
+				return 0, syscall.EIO
+			}
+			binary.LittleEndian.PutUint64(p, v)
+			return 8, nil
+		}})
+		tree.Put(fmt.Sprintf("sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu), vfs.Const("0\n"))
+		tree.Put(fmt.Sprintf("sys/devices/system/cpu/cpu%d/power/energy_perf_bias", cpu), vfs.Const("6\n"))
+	}
+	// CPUID leaf 6 with HWP, notification, window, EPP, package request
+	// (EAX 0xf87) and EPB (ECX bit 3), as emu/cpuidshim's test and the
+	// shared cpuid-shim README give it; other leaves come from the CPU.
+	tree.Put("dev/cpu/0/cpuid", &vfs.Device{Mode: 0o444, ReadAt: func(p []byte, off int64) (int, error) {
+		// Leaf 6 has no subleaves: ECX (the upper half of the offset)
+		// is whatever the caller left there, as __get_cpuid does.
+		if uint32(off) != 6 || len(p) != 16 {
+			return 0, syscall.EIO
+		}
+		for i, v := range [4]uint32{0xf87, 0, 0x9, 0} {
+			binary.LittleEndian.PutUint32(p[4*i:], v)
+		}
+		return 16, nil
+	}})
+	stage, err := os.MkdirTemp("", "regs-reference-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(stage)
+	// The server lives as long as this process; the mounts go with its
+	// namespace (an Unmount would wait for the grafted binds forever).
+	if _, err := fusefs.Mount(stage, tree, fusefs.Options{Name: "regs-reference"}); err != nil {
+		return nil, err
+	}
+	if _, err := fusefs.Graft(stage, "/", tree); err != nil {
+		return nil, err
+	}
+	if err := unix.Unmount(stage, unix.MNT_DETACH); err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(s.Tool, s.Args...)
+	cmd.Env = append(os.Environ(), cpuidshim.Env(s.Shim, "/dev/cpu/0/cpuid")...)
+	return cmd.CombinedOutput()
+}
+
+var (
+	reqLine = regexp.MustCompile(`^cpu(\d+): HWP_REQ: min (\d+) max (\d+) des (\d+) epp (\d+) window 0x([0-9a-f]+) \((\d+)\*10\^(\d+)us\) use_pkg (\d+)$`)
+	capLine = regexp.MustCompile(`^cpu(\d+): HWP_CAP: low (\d+) eff (\d+) guar (\d+) high (\d+)$`)
+	pkgLine = regexp.MustCompile(`^pkg0: HWP_REQ_PKG: min (\d+) max (\d+) des (\d+) epp (\d+) window 0x([0-9a-f]+) \((\d+)\*10\^(\d+)us\)$`)
+	intLine = regexp.MustCompile(`^pkg0: MSR_HWP_INTERRUPT: 0x[0-9a-f]+ \(Excursion_Min-(EN|Dis)abled, Guaranteed_Perf_Change-(EN|Dis)abled\)$`)
+	stsLine = regexp.MustCompile(`^pkg0: MSR_HWP_STATUS: 0x[0-9a-f]+ \((No-)?Excursion_Min, (No-)?Guaranteed_Perf_Change\)$`)
+)
+
+// TestX86EnergyPerfPolicy is a differential test against the reference
+// decoder: the kernel's x86_energy_perf_policy (Debian linux-cpupower)
+// reads random HWP register values from an emulated /dev/cpu/N/msr, and
+// its printed decode must equal ours field by field, the activity window
+// (all 10 bits, in µs) included.
+func TestX86EnergyPerfPolicy(t *testing.T) {
+	tool, err := exec.LookPath("x86_energy_perf_policy")
+	if err != nil {
+		tool = "/usr/sbin/x86_energy_perf_policy"
+		if _, err := os.Stat(tool); err != nil {
+			t.Fatalf("x86_energy_perf_policy not installed (apt-get install linux-cpupower; make deps does): %v", err)
+		}
+	}
+	so, err := cpuidshim.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stat, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus := 0
+	for _, l := range strings.Split(string(stat), "\n") {
+		if strings.HasPrefix(l, "cpu") && !strings.HasPrefix(l, "cpu ") {
+			cpus++
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	const rounds = 20
+	checked := map[string]int{}
+	for round := 0; round < rounds; round++ {
+		spec := refSpec{Tool: tool, Shim: so, Stat: string(stat), MSRs: map[int]map[uint32]uint64{}}
+		pkg := map[uint32]uint64{
+			hwp.MSR_IA32_PM_ENABLE:       1,
+			hwp.MSR_IA32_HWP_REQUEST_PKG: rng.Uint64(),
+			hwp.MSR_IA32_HWP_INTERRUPT:   rng.Uint64() & 0x7,
+			hwp.MSR_IA32_HWP_STATUS:      rng.Uint64() & 0x3f,
+			hwp.MSR_IA32_MISC_ENABLE:     0x00850089,
+		}
+		for cpu := 0; cpu < cpus; cpu++ {
+			m := map[uint32]uint64{
+				hwp.MSR_IA32_HWP_REQUEST:      rng.Uint64(),
+				hwp.MSR_IA32_HWP_CAPABILITIES: rng.Uint64() & 0xffffffff,
+			}
+			for a, v := range pkg {
+				m[a] = v
+			}
+			spec.MSRs[cpu] = m
+		}
+		js, _ := json.Marshal(spec)
+		cmd := exec.Command(os.Args[0], "-test.run=^$")
+		cmd.Env = append(os.Environ(), refChildEnv+"="+string(js))
+		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("round %d: %v\n%s", round, err, out)
+		}
+		field := func(raw uint64, reg uint32, name string) uint64 {
+			r, _ := ByAddress(reg)
+			v, ok := r.Decode(raw, nil).Field(name)
+			if !ok {
+				t.Fatalf("%s has no field %s", r.Name, name)
+			}
+			return v.(uint64)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			line = strings.TrimSpace(line)
+			if m := reqLine.FindStringSubmatch(line); m != nil {
+				cpu, _ := strconv.Atoi(m[1])
+				raw := spec.MSRs[cpu][hwp.MSR_IA32_HWP_REQUEST]
+				compareRequest(t, line, raw, hwp.MSR_IA32_HWP_REQUEST, m[2:], field)
+				checked["HWP_REQ"]++
+			} else if m := pkgLine.FindStringSubmatch(line); m != nil {
+				compareRequest(t, line, pkg[hwp.MSR_IA32_HWP_REQUEST_PKG], hwp.MSR_IA32_HWP_REQUEST_PKG, append(m[1:], ""), field)
+				checked["HWP_REQ_PKG"]++
+			} else if m := capLine.FindStringSubmatch(line); m != nil {
+				cpu, _ := strconv.Atoi(m[1])
+				raw := spec.MSRs[cpu][hwp.MSR_IA32_HWP_CAPABILITIES]
+				got := []string{m[2], m[3], m[4], m[5]}
+				var want []string
+				for _, f := range []string{"lowest", "most_efficient", "guaranteed", "highest"} {
+					want = append(want, strconv.FormatUint(field(raw, hwp.MSR_IA32_HWP_CAPABILITIES, f), 10))
+				}
+				if strings.Join(got, " ") != strings.Join(want, " ") {
+					t.Errorf("%#x: tool %q, we low/eff/guar/high %v", raw, line, want)
+				}
+				checked["HWP_CAP"]++
+			} else if m := intLine.FindStringSubmatch(line); m != nil {
+				raw := pkg[hwp.MSR_IA32_HWP_INTERRUPT]
+				if (m[1] == "EN") != (field(raw, hwp.MSR_IA32_HWP_INTERRUPT, "excursion_min") == 1) ||
+					(m[2] == "EN") != (field(raw, hwp.MSR_IA32_HWP_INTERRUPT, "guaranteed_perf_change") == 1) {
+					t.Errorf("%#x: tool %q disagrees", raw, line)
+				}
+				checked["HWP_INTERRUPT"]++
+			} else if m := stsLine.FindStringSubmatch(line); m != nil {
+				raw := pkg[hwp.MSR_IA32_HWP_STATUS]
+				if (m[1] == "") != (field(raw, hwp.MSR_IA32_HWP_STATUS, "excursion_min") == 1) ||
+					(m[2] == "") != (field(raw, hwp.MSR_IA32_HWP_STATUS, "guaranteed_perf_change") == 1) {
+					t.Errorf("%#x: tool %q disagrees", raw, line)
+				}
+				checked["HWP_STATUS"]++
+			}
+		}
+		if t.Failed() {
+			t.Logf("tool output:\n%s", out)
+			return
+		}
+	}
+	for _, k := range []string{"HWP_REQ", "HWP_CAP", "HWP_REQ_PKG"} {
+		if checked[k] < rounds {
+			t.Errorf("compared %d %s lines, want at least %d: %v", checked[k], k, rounds, checked)
+		}
+	}
+	t.Logf("compared with x86_energy_perf_policy: %v", checked)
+}
+
+// compareRequest checks one HWP_REQ or HWP_REQ_PKG line: fields min, max,
+// des, epp, window (hex), mantissa, exponent, use_pkg ("" for the package).
+func compareRequest(t *testing.T, line string, raw uint64, reg uint32, m []string, field func(uint64, uint32, string) uint64) {
+	t.Helper()
+	num := func(s string, base int) uint64 {
+		v, err := strconv.ParseUint(s, base, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		return v
+	}
+	mant, exp := num(m[5], 10), num(m[6], 10)
+	us := mant
+	for ; exp > 0; exp-- {
+		us *= 10
+	}
+	got := []uint64{num(m[0], 10), num(m[1], 10), num(m[2], 10), num(m[3], 10), num(m[4], 16), us}
+	want := []uint64{field(raw, reg, "min"), field(raw, reg, "max"), field(raw, reg, "desired"), field(raw, reg, "epp"),
+		field(raw, reg, "activity_window"), field(raw, reg, "activity_window_us")}
+	if m[7] != "" {
+		got = append(got, num(m[7], 10))
+		want = append(want, field(raw, reg, "package_control"))
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("%#x: tool %q = %v, we decode %v (min max des epp window window_us [pkg])", raw, line, got, want)
+	}
+}
