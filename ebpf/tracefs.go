@@ -41,8 +41,12 @@ var PowerEvents = []string{
 func FindTraceFS(root string) (string, error) {
 	primary := filepath.Join(root, DefaultTraceFS)
 	for _, dir := range []string{primary, filepath.Join(root, "/sys/kernel/debug/tracing")} {
-		if fi, err := os.Stat(filepath.Join(dir, "events")); err == nil && fi.IsDir() {
+		fi, err := os.Stat(filepath.Join(dir, "events"))
+		if err == nil && fi.IsDir() {
 			return dir, nil
+		}
+		if errors.Is(err, fs.ErrPermission) {
+			return "", fmt.Errorf("tracefs %s: %w", dir, ErrPermission)
 		}
 	}
 	if filepath.Clean(root) != "/" {
