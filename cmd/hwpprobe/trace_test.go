@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -153,5 +154,38 @@ func TestTraceNotRoot(t *testing.T) {
 	if !ok || ee.ExitCode() != 1 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 ||
 		!strings.Contains(stderr.String(), "permission denied: run as root (or with CAP_BPF and CAP_PERFMON)") {
 		t.Errorf("as nobody: %v, stdout %q, stderr %q: want exit 1 and one line saying root is needed", err, stdout.String(), stderr.String())
+	}
+}
+
+// TestTraceInterrupt: without --duration, trace runs until SIGINT, then
+// prints the summary and exits 0.
+func TestTraceInterrupt(t *testing.T) {
+	cmd := exec.Command(hwpprobeBin, "trace", "--msr", "0x6e0", "--events", "none")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// The first event line means the tracer is attached and streaming.
+	first := make([]byte, 1)
+	if _, err := stdout.Read(first); err != nil {
+		t.Fatalf("no output: %v (stderr %q)", err, stderr.String())
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	rest, err := io.ReadAll(stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("after SIGINT: %v (stderr %q)", err, stderr.String())
+	}
+	if !regexp.MustCompile(`\nsummary: \d+\.\d{3} s\n(.|\n)*events: \d+ delivered, 0 lost`).Match(rest) {
+		t.Errorf("no summary after SIGINT in %q", rest)
 	}
 }
