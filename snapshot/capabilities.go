@@ -112,6 +112,21 @@ func (b *builder) capabilities(sel cpus.List, topo topology.Topology) []Capabili
 			add("cppc", false, "the CPU does not advertise MSR-based CPPC (no cppc flag): CPPC registers are not read", "")
 		}
 	}
+	if b.intel() || b.amd() {
+		if len(b.zones) > 0 {
+			var ids []string
+			for _, z := range b.zones {
+				ids = append(ids, z.ID)
+			}
+			add("powercap", true, "RAPL zones "+strings.Join(ids, " "), "")
+		} else {
+			detail, fix := "no /sys/class/powercap/intel-rapl:* zone: the intel_rapl_msr driver is not loaded", "modprobe intel_rapl_msr"
+			if vm {
+				detail, fix = detail+"; VM guests have no RAPL", ""
+			}
+			add("powercap", false, detail, fix)
+		}
+	}
 	switch topo.Source {
 	case topology.SourceCPUID:
 		add("core_types", true, "hybrid core types from CPUID leaf 0x1A, LP E-cores from leaf 4", "")

@@ -2,6 +2,7 @@ package snapshot
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,17 +30,19 @@ const (
 
 // Kernel rules, cited once (design.md section 1 and the sources named).
 const (
-	rulePerformance = "under the performance policy intel_pstate_hwp_set() writes HWP_REQUEST with min = max (the max_perf_ratio) and a literal EPP 0, whatever energy_performance_preference was (the old EPP is restored on the switch back to powersave), and refuses EPP writes other than 0 with EBUSY (drivers/cpufreq/intel_pstate.c); where the model's table maps performance to a non-zero EPP (Meteor Lake: 16), sysfs then shows \"default\" for the 0"
-	ruleSDMMinMax   = "the SDM: setting Minimum_Performance = Maximum_Performance is functionally equivalent to IA32_PERF_CTL and bypasses HWP"
-	ruleEPPShow     = "intel_pstate maps the EPP name through the model's table and show_energy_performance_preference() reads HWP_REQUEST live, so a mismatch means the register was written behind the driver's back (wrmsr, firmware, another tool) or this model's balance_performance came from firmware (intel_pstate_update_epp_defaults())"
-	ruleAMDEPP      = "amd-pstate writes the EPP of the table (drivers/cpufreq/amd-pstate.c) into MSR_AMD_CPPC_REQ bits 31:24 and shows its cached request, so a mismatch means the register was written behind the driver's back"
-	ruleAMDPerf     = "amd-pstate in active (EPP) mode writes EPP 0 under the performance policy (amd_pstate_epp_update_limit()); it no longer forces min = max since commit 0c411b39e4f4 (2024)"
-	ruleEPB         = "energy_perf_bias prints the whole IA32_ENERGY_PERF_BIAS, read live on every read (energy_perf_bias_show(), arch/x86/kernel/cpu/intel_epb.c), so a mismatch means the register changed between the two reads; since 6.18 intel_pstate never writes EPB"
-	ruleMax         = "intel_pstate converts scaling_max_freq to a performance level and caps it at DIV_ROUND_UP(highest x max_perf_pct, 100) before writing HWP_REQUEST.max (intel_pstate_update_perf_limits())"
-	ruleMin         = "intel_pstate converts scaling_min_freq the same way, raises it to min_perf_pct of the turbo maximum and keeps it at or below max before writing HWP_REQUEST.min (intel_pstate_update_perf_limits())"
-	ruleNoTurboMSR  = "IA32_MISC_ENABLE bit 38 (turbo disable, set by firmware) makes intel_pstate show no_turbo=1 and refuse to clear it (EPERM \"Turbo disabled by BIOS or unavailable on processor\"; update_turbo_state())"
-	ruleNoTurboMax  = "with no_turbo=1 intel_pstate caps the policy maximum at max_freq, the guaranteed level (HWP_CAPABILITIES.guaranteed), so HWP_REQUEST.max should not exceed it (intel_pstate_get_max_freq())"
-	ruleHWPEnable   = "intel_pstate in active mode with HWP sets IA32_PM_ENABLE bit 0 at init (intel_pstate_hwp_enable()); HWP_REQUEST is ignored while it is clear"
+	rulePerformance  = "under the performance policy intel_pstate_hwp_set() writes HWP_REQUEST with min = max (the max_perf_ratio) and a literal EPP 0, whatever energy_performance_preference was (the old EPP is restored on the switch back to powersave), and refuses EPP writes other than 0 with EBUSY (drivers/cpufreq/intel_pstate.c); where the model's table maps performance to a non-zero EPP (Meteor Lake: 16), sysfs then shows \"default\" for the 0"
+	ruleSDMMinMax    = "the SDM: setting Minimum_Performance = Maximum_Performance is functionally equivalent to IA32_PERF_CTL and bypasses HWP"
+	ruleEPPShow      = "intel_pstate maps the EPP name through the model's table and show_energy_performance_preference() reads HWP_REQUEST live, so a mismatch means the register was written behind the driver's back (wrmsr, firmware, another tool) or this model's balance_performance came from firmware (intel_pstate_update_epp_defaults())"
+	ruleAMDEPP       = "amd-pstate writes the EPP of the table (drivers/cpufreq/amd-pstate.c) into MSR_AMD_CPPC_REQ bits 31:24 and shows its cached request, so a mismatch means the register was written behind the driver's back"
+	ruleAMDPerf      = "amd-pstate in active (EPP) mode writes EPP 0 under the performance policy (amd_pstate_epp_update_limit()); it no longer forces min = max since commit 0c411b39e4f4 (2024)"
+	ruleEPB          = "energy_perf_bias prints the whole IA32_ENERGY_PERF_BIAS, read live on every read (energy_perf_bias_show(), arch/x86/kernel/cpu/intel_epb.c), so a mismatch means the register changed between the two reads; since 6.18 intel_pstate never writes EPB"
+	ruleMax          = "intel_pstate converts scaling_max_freq to a performance level and caps it at DIV_ROUND_UP(highest x max_perf_pct, 100) before writing HWP_REQUEST.max (intel_pstate_update_perf_limits())"
+	ruleMin          = "intel_pstate converts scaling_min_freq the same way, raises it to min_perf_pct of the turbo maximum and keeps it at or below max before writing HWP_REQUEST.min (intel_pstate_update_perf_limits())"
+	ruleNoTurboMSR   = "IA32_MISC_ENABLE bit 38 (turbo disable, set by firmware) makes intel_pstate show no_turbo=1 and refuse to clear it (EPERM \"Turbo disabled by BIOS or unavailable on processor\"; update_turbo_state())"
+	ruleNoTurboMax   = "with no_turbo=1 intel_pstate caps the policy maximum at max_freq, the guaranteed level (HWP_CAPABILITIES.guaranteed), so HWP_REQUEST.max should not exceed it (intel_pstate_get_max_freq())"
+	rulePowercap     = "intel_rapl_common.c reads MSR_PKG_POWER_LIMIT for every read of constraint_0 (long_term, PL1) and constraint_1 (short_term, PL2) of the intel-rapl zone, converting with the MSR_RAPL_POWER_UNIT units (time unit truncated to whole µs), so they must match the register; a mismatch means the register changed between the reads or the zone belongs to another register"
+	rulePowercapMMIO = "the package has a second copy of its power limits in MMIO (powercap zone intel-rapl-mmio, driver processor_thermal_rapl), which firmware or thermald may set differently from MSR_PKG_POWER_LIMIT; both copies are programmed into the package, so read both before concluding which PL1/PL2 is in force"
+	ruleHWPEnable    = "intel_pstate in active mode with HWP sets IA32_PM_ENABLE bit 0 at init (intel_pstate_hwp_enable()); HWP_REQUEST is ignored while it is clear"
 )
 
 type cpuFinding struct {
@@ -213,4 +216,49 @@ func eppWithName(v uint8, t EPPTable) string {
 		return name
 	}
 	return fmt.Sprintf("%d (%s)", v, name)
+}
+
+// packageFindings compares the powercap zones of each package with
+// MSR_PKG_POWER_LIMIT.
+func packageFindings(s *Snapshot) []Finding {
+	out := []Finding{}
+	for _, p := range s.Packages {
+		l := p.PowerLimit
+		if l == nil {
+			continue
+		}
+		unitW := 0.125
+		if p.RAPLUnits != nil {
+			unitW = p.RAPLUnits.PowerUnitW
+		}
+		reg := fmt.Sprintf("MSR_PKG_POWER_LIMIT PL1 %.3f W %.3f s, PL2 %.3f W %.3f s", l.PL1W, l.PL1TimeS, l.PL2W, l.PL2TimeS)
+		for _, z := range p.Powercap {
+			if sameLimits(z, l, unitW) {
+				continue
+			}
+			f := Finding{Kind: KindDisagreement, Check: "power_limit", CPUs: p.CPUs, Register: reg, Explanation: rulePowercap,
+				Sysfs: fmt.Sprintf("powercap %s PL1 %s W %s s, PL2 %s W %s s", z.Zone, fl(z.PL1W), fl(z.PL1TimeS), fl(z.PL2W), fl(z.PL2TimeS))}
+			if z.Interface == "mmio" {
+				f.Kind, f.Check, f.Explanation = KindNote, "power_limit_mmio", rulePowercapMMIO
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// sameLimits compares a zone with the register: watts within half a power
+// unit, time windows within 1% (the kernel's time unit is whole µs, 976
+// for 1/1024 s).
+func sameLimits(z PowercapLimits, l *PowerLimit, unitW float64) bool {
+	w := func(p *float64, v float64) bool { return p == nil || math.Abs(*p-v) <= unitW/2 }
+	t := func(p *float64, v float64) bool { return p == nil || v == 0 || math.Abs(*p-v)/v <= 0.01 }
+	return w(z.PL1W, l.PL1W) && w(z.PL2W, l.PL2W) && t(z.PL1TimeS, l.PL1TimeS) && t(z.PL2TimeS, l.PL2TimeS)
+}
+
+func fl(p *float64) string {
+	if p == nil {
+		return na
+	}
+	return strconv.FormatFloat(*p, 'f', 3, 64)
 }

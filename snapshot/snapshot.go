@@ -226,8 +226,24 @@ type Package struct {
 	TCCOffsetC         *int        `json:"tcc_offset_c"`
 	TemperatureC       *int        `json:"package_temperature_c"`
 	// TurboRatios are MSR_TURBO_RATIO_LIMIT's groups (Intel).
-	TurboRatios []TurboRatio      `json:"turbo_ratios"`
+	TurboRatios []TurboRatio `json:"turbo_ratios"`
+	// Powercap are the package's RAPL zones in sysfs (MSR and MMIO
+	// interfaces), next to MSR_PKG_POWER_LIMIT above.
+	Powercap    []PowercapLimits  `json:"powercap"`
+	CPUs        string            `json:"cpus"` // the selected CPUs of this package
 	Unavailable map[string]string `json:"unavailable,omitempty"`
+}
+
+// PowercapLimits is one powercap zone of a package, in watts and seconds
+// (constraint_0 long_term = PL1, constraint_1 short_term = PL2).
+type PowercapLimits struct {
+	Zone      string   `json:"zone"`      // intel-rapl:0, intel-rapl-mmio:0
+	Interface string   `json:"interface"` // msr or mmio
+	Enabled   *bool    `json:"enabled"`
+	PL1W      *float64 `json:"pl1_w"`
+	PL1TimeS  *float64 `json:"pl1_time_s"`
+	PL2W      *float64 `json:"pl2_w"`
+	PL2TimeS  *float64 `json:"pl2_time_s"`
 }
 
 // RAPLUnits is MSR_RAPL_POWER_UNIT (Intel 0x606, AMD 0xC0010299).
@@ -299,8 +315,11 @@ func Build(src Sources, spec string) (*Snapshot, error) {
 		}
 		b.s.Groups = append(b.s.Groups, grp)
 	}
+	zones, err := src.FS.PowercapZones()
+	b.readErr(err)
+	b.zones = zones
 	b.packages(topo)
-	b.s.Findings = findings(b.s)
+	b.s.Findings = append(findings(b.s), packageFindings(b.s)...)
 	b.s.Capabilities = b.capabilities(sel, topo)
 	return b.s, nil
 }
@@ -314,6 +333,7 @@ type builder struct {
 	cpuidErr error // why /dev/cpu/N/cpuid cannot be read at all
 	cpufreq  int   // CPUs with a cpufreq policy
 	epbFiles int   // CPUs with cpuN/power/energy_perf_bias
+	zones    []sysfs.PowercapZone
 }
 
 func (b *builder) readErr(err error) {
@@ -521,13 +541,21 @@ func (b *builder) packages(topo topology.Topology) {
 			continue
 		}
 		seen[t.Package] = true
-		p := Package{Package: t.Package, ReadOnCPU: t.CPU, TurboRatios: []TurboRatio{}, Unavailable: map[string]string{}}
+		p := Package{Package: t.Package, ReadOnCPU: t.CPU, TurboRatios: []TurboRatio{}, Powercap: b.powercap(t.Package), Unavailable: map[string]string{}}
+		var members cpus.List
+		for _, c := range topo.CPUs {
+			if c.Package == t.Package {
+				members = append(members, c.CPU)
+			}
+		}
+		p.CPUs = members.String()
 		u := p.Unavailable
 		unitReg, unitName := uint32(rapl.MSR_RAPL_POWER_UNIT), "MSR_RAPL_POWER_UNIT"
 		if b.amd() {
 			unitReg, unitName = rapl.MSR_AMD_RAPL_POWER_UNIT, "MSR_AMD_RAPL_POWER_UNIT"
 		}
 		if !b.intel() && !b.amd() {
+			b.s.Packages = append(b.s.Packages, p)
 			continue
 		}
 		var units *rapl.PowerUnit
@@ -574,4 +602,43 @@ func (b *builder) packages(topo topology.Topology) {
 		}
 		b.s.Packages = append(b.s.Packages, p)
 	}
+}
+
+// powercap returns the zones named package-<pkg>, converted from µW and
+// µs.
+func (b *builder) powercap(pkg int) []PowercapLimits {
+	out := []PowercapLimits{}
+	for _, z := range b.zones {
+		if z.Name != fmt.Sprintf("package-%d", pkg) {
+			continue
+		}
+		l := PowercapLimits{Zone: z.ID, Interface: "msr"}
+		if z.MMIO() {
+			l.Interface = "mmio"
+		}
+		if z.Enabled != nil {
+			on := *z.Enabled != 0
+			l.Enabled = &on
+		}
+		for _, c := range z.Constraints {
+			w, t := scaled(c.PowerLimitUW), scaled(c.TimeWindowUS)
+			switch c.Name {
+			case "long_term":
+				l.PL1W, l.PL1TimeS = w, t
+			case "short_term":
+				l.PL2W, l.PL2TimeS = w, t
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// scaled converts µW or µs to W or s.
+func scaled(v *int64) *float64 {
+	if v == nil {
+		return nil
+	}
+	f := float64(*v) / 1e6
+	return &f
 }

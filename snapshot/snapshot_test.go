@@ -116,6 +116,11 @@ func TestMeteorLakeConsistent(t *testing.T) {
 		PowerLimit: &PowerLimit{Raw: 0x42820800218208, PL1W: 65, PL1Enabled: true, PL1Clamp: true, PL1TimeS: 64, PL2W: 65, PL2Enabled: true, PL2Clamp: false, PL2TimeS: 0.00244140625},
 		TjMaxC:     i(100), TCCOffsetC: i(0), TemperatureC: i(68),
 		TurboRatios: []TurboRatio{{1, 42}, {2, 41}, {3, 40}, {4, 39}},
+		// The kernel's integer time unit (976 µs for 1/1024 s) makes the
+		// 64 s window 63.963136 s and the 2.441 ms one 2.440 ms.
+		Powercap: []PowercapLimits{{Zone: "intel-rapl:0", Interface: "msr", Enabled: ptr(true),
+			PL1W: f(65), PL1TimeS: f(63.963136), PL2W: f(65), PL2TimeS: f(0.00244)}},
+		CPUs: "0-13",
 	}
 	if diff := cmp.Diff(want0, p); diff != "" {
 		t.Errorf("package 0 (-want +got):\n%s", diff)
@@ -185,6 +190,12 @@ func TestMeteorLakeFindings(t *testing.T) {
 		{"HWP disabled in IA32_PM_ENABLE", func(m *fixture.Machine) {
 			m.MSR[1][pm] = 0
 		}, []checkSummary{{KindDisagreement, "hwp_enable", "1"}}},
+		{"powercap PL1 differs from MSR_PKG_POWER_LIMIT", func(m *fixture.Machine) {
+			m.Set("sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", "28000000")
+		}, []checkSummary{{KindDisagreement, "power_limit", "0-13"}}},
+		{"MMIO copy of the limits differs", func(m *fixture.Machine) {
+			m.Powercap("intel-rapl-mmio:0", "package-0", 0x42820800218078, fixture.RAPLUnitIntel) // PL1 15 W
+		}, []checkSummary{{KindNote, "power_limit_mmio", "0-13"}}},
 		{"HWP_REQUEST EIO: n/a, not compared", func(m *fixture.Machine) {
 			delete(m.MSR[3], req)
 			m.MSR[3][epb] = 15
@@ -343,7 +354,7 @@ func TestBareVM(t *testing.T) {
 	for _, c := range s.Capabilities {
 		got = append(got, capSummary{c.Name, c.Available})
 	}
-	want := []capSummary{{"root", true}, {"msr", false}, {"cpuid", true}, {"cpufreq", false}, {"hwp", false}, {"intel_pstate", false}, {"epb", false}}
+	want := []capSummary{{"root", true}, {"msr", false}, {"cpuid", true}, {"cpufreq", false}, {"hwp", false}, {"intel_pstate", false}, {"epb", false}, {"powercap", false}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("capabilities (-want +got):\n%s", diff)
 	}

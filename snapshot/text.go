@@ -119,6 +119,9 @@ func WriteText(w io.Writer, s *Snapshot) error {
 		if p.TjMaxC != nil {
 			fmt.Fprintf(&b, "  TjMax %d C (TCC offset %d C), package temperature %s C\n", *p.TjMaxC, *p.TCCOffsetC, intp(p.TemperatureC))
 		}
+		for _, z := range p.Powercap {
+			fmt.Fprintf(&b, "  powercap %s (%s): PL1 %s W %s s, PL2 %s W %s s%s\n", z.Zone, z.Interface, fl(z.PL1W), fl(z.PL1TimeS), fl(z.PL2W), fl(z.PL2TimeS), disabledZone(z.Enabled))
+		}
 		for _, t := range p.TurboRatios {
 			fmt.Fprintf(&b, "  %d * 100.0 = %.1f MHz max turbo %d active cores\n", t.Ratio, float64(t.Ratio)*100, t.Cores)
 		}
@@ -233,4 +236,11 @@ func sortedKeys(m map[string]string) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+func disabledZone(on *bool) string {
+	if on != nil && !*on {
+		return " (zone disabled)"
+	}
+	return ""
 }

@@ -127,3 +127,46 @@ func TestParseCPUInfo(t *testing.T) {
 		}
 	}
 }
+
+func TestPowercapZones(t *testing.T) {
+	root := t.TempDir()
+	pc := "sys/class/powercap/"
+	// Names and constraint files as intel_rapl_common.c creates them; the
+	// sub-zone intel-rapl:0:0 ("core") and the control type directory
+	// intel-rapl are not top-level package zones.
+	write(t, root, map[string]string{
+		pc + "intel-rapl/enabled":                            "1\n",
+		pc + "intel-rapl:0/name":                             "package-0\n",
+		pc + "intel-rapl:0/enabled":                          "1\n",
+		pc + "intel-rapl:0/constraint_0_name":                "long_term\n",
+		pc + "intel-rapl:0/constraint_0_power_limit_uw":      "15000000\n",
+		pc + "intel-rapl:0/constraint_0_time_window_us":      "27983872\n",
+		pc + "intel-rapl:0/constraint_1_name":                "short_term\n",
+		pc + "intel-rapl:0/constraint_1_power_limit_uw":      "57000000\n",
+		pc + "intel-rapl:0/constraint_1_time_window_us":      "2440\n",
+		pc + "intel-rapl:0:0/name":                           "core\n",
+		pc + "intel-rapl-mmio:0/name":                        "package-0\n",
+		pc + "intel-rapl-mmio:0/constraint_0_name":           "long_term\n",
+		pc + "intel-rapl-mmio:0/constraint_0_power_limit_uw": "28000000\n",
+	})
+	zones, err := NewFS(root).PowercapZones()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []PowercapZone{
+		{ID: "intel-rapl-mmio:0", Name: "package-0", Constraints: []PowercapConstraint{{Index: 0, Name: "long_term", PowerLimitUW: ptr(int64(28000000))}}},
+		{ID: "intel-rapl:0", Name: "package-0", Enabled: ptr(int64(1)), Constraints: []PowercapConstraint{
+			{Index: 0, Name: "long_term", PowerLimitUW: ptr(int64(15000000)), TimeWindowUS: ptr(int64(27983872))},
+			{Index: 1, Name: "short_term", PowerLimitUW: ptr(int64(57000000)), TimeWindowUS: ptr(int64(2440))},
+		}},
+	}
+	if diff := cmp.Diff(want, zones); diff != "" {
+		t.Errorf("PowercapZones (-want +got):\n%s", diff)
+	}
+	if !zones[0].MMIO() || zones[1].MMIO() {
+		t.Error("MMIO()")
+	}
+	if z, err := NewFS(t.TempDir()).PowercapZones(); err != nil || len(z) != 0 {
+		t.Errorf("no powercap: %v, %v", z, err)
+	}
+}

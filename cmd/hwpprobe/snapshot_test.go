@@ -280,7 +280,7 @@ func TestSnapshotEmulated(t *testing.T) {
 		for _, c := range s.Capabilities {
 			avail[c.Name] = c.Available
 		}
-		want := map[string]bool{"emulated": true, "root": true, "msr": false, "cpuid": true, "cpufreq": false, "hwp": false, "intel_pstate": false, "epb": false}
+		want := map[string]bool{"emulated": true, "root": true, "msr": false, "cpuid": true, "cpufreq": false, "hwp": false, "intel_pstate": false, "epb": false, "powercap": false}
 		if diff := cmp.Diff(want, avail); diff != "" {
 			t.Errorf("capabilities (-want +got):\n%s", diff)
 		}
