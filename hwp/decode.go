@@ -13,9 +13,14 @@ const (
 	// MSR_TURBO_RATIO_LIMIT; on Ivy Bridge-EP/Haswell-EP it holds further
 	// ratios instead (turbostat: has_turbo_ratio_group_limits).
 	MSR_TURBO_RATIO_LIMIT1 = 0x1AE
+	// MSR_CORE_PERF_LIMIT_REASONS_HSW is 0x690, the register that
+	// turbostat and the kernel's msr-index.h call MSR_CORE_PERF_LIMIT_REASONS
+	// (the SDM's Haswell and Broadwell tables); 6th-generation and later
+	// parts report core limit reasons at 0x64F (MSR_CORE_PERF_LIMIT_REASONS
+	// above) with other bits.
+	MSR_CORE_PERF_LIMIT_REASONS_HSW = 0x690
 	// MSR_GFX_PERF_LIMIT_REASONS and MSR_RING_PERF_LIMIT_REASONS are the
-	// graphics and ring (uncore) companions of MSR_CORE_PERF_LIMIT_REASONS
-	// (arch/x86/include/asm/msr-index.h).
+	// graphics and ring (uncore) companions of 0x690 (msr-index.h).
 	MSR_GFX_PERF_LIMIT_REASONS  = 0x6B0
 	MSR_RING_PERF_LIMIT_REASONS = 0x6B1
 )
@@ -338,10 +343,11 @@ func haswellModel(family, model uint32) string {
 	return ""
 }
 
-// CoreLimitTable returns turbostat's table for MSR_CORE_PERF_LIMIT_REASONS
-// (0x64F) on a CPU, or false where turbostat has none: it decodes the
-// register on Haswell only (plr_msrs = PLR_CORE; turbostat.c
-// print_perf_limit). The meanings differ on other models.
+// CoreLimitTable returns turbostat's table for its
+// MSR_CORE_PERF_LIMIT_REASONS, which is 0x690
+// (MSR_CORE_PERF_LIMIT_REASONS_HSW here), on a CPU, or false where
+// turbostat has none: it decodes the register on Haswell only (plr_msrs =
+// PLR_CORE; turbostat.c print_perf_limit).
 func CoreLimitTable(family, model uint32) (LimitTable, bool) {
 	m := haswellModel(family, model)
 	if m == "" {

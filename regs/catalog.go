@@ -92,8 +92,10 @@ func registers() []*Register {
 			Doc:     "platform (psys) energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
 		{Name: "MSR_CORE_PERF_LIMIT_REASONS", Address: hwp.MSR_CORE_PERF_LIMIT_REASONS, Scope: Package,
 			Aliases: []string{"PERF_LIMIT_REASONS"},
-			Uses:    []uint32{CPUSignature},
-			Doc:     "why the cores run below the requested frequency (model-specific bits)", decode: decodeLimitReasons(hwp.CoreLimitTable)},
+			Doc:     "why the cores run below the requested frequency, 6th generation and later (model-specific bits)", decode: decodeLimitReasons(nil)},
+		{Name: "MSR_CORE_PERF_LIMIT_REASONS_HSW", Address: hwp.MSR_CORE_PERF_LIMIT_REASONS_HSW, Scope: Package,
+			Uses: []uint32{CPUSignature},
+			Doc:  "why the cores run below the requested frequency, Haswell/Broadwell (turbostat's MSR_CORE_PERF_LIMIT_REASONS)", decode: decodeLimitReasons(hwp.CoreLimitTable)},
 		{Name: "MSR_GFX_PERF_LIMIT_REASONS", Address: hwp.MSR_GFX_PERF_LIMIT_REASONS, Scope: Package,
 			Uses: []uint32{CPUSignature},
 			Doc:  "why graphics runs below the requested frequency (model-specific bits)", decode: decodeLimitReasons(hwp.GfxLimitTable)},
@@ -497,13 +499,20 @@ func decodeEnergy(unitAddr uint32, dram bool) func(*Decoded, Context) {
 }
 
 // decodeLimitReasons decodes a *_PERF_LIMIT_REASONS register with the
-// bit table that table returns for the CPU in the context.
+// bit table that table returns for the CPU in the context; a nil table
+// means no reference tool names the bits.
 func decodeLimitReasons(table func(family, model uint32) (hwp.LimitTable, bool)) func(*Decoded, Context) {
 	return func(d *Decoded, ctx Context) {
 		active, logged := d.Raw&0xffff, d.Raw>>16&0xffff
 		d.add("active_bits", active)
 		d.add("logged_bits", logged)
 		raw := fmt.Sprintf("Active: 0x%04x, Logged: 0x%04x", active, logged)
+		if table == nil {
+			d.assume("bit meanings are model-specific and turbostat names none for 0x64f: raw bits only " +
+				"(turbostat's MSR_CORE_PERF_LIMIT_REASONS lines are register 0x690: decode them as 0x690=VALUE)")
+			d.Summary = raw
+			return
+		}
 		sig, ok := ctx[CPUSignature]
 		if !ok {
 			d.assume("CPU model not given: bit meanings are model-specific, raw bits only")

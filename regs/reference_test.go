@@ -47,6 +47,14 @@ type refSpec struct {
 	Shim string                    // cpuidshim library
 	MSRs map[int]map[uint32]uint64 // CPU -> address -> value
 	Stat string                    // /proc/stat to show (this VM's CPUs)
+	// Zero makes every other MSR read as 0 (turbostat exits on the
+	// first MSR it cannot read).
+	Zero bool
+	// CPUID answers these leaves (subleaf ignored) beside leaf 6.
+	CPUID map[uint32][4]uint32
+	// Files are further files of the emulated tree, by path.
+	Files map[string]string
+	Env   []string // extra environment of the tool
 }
 
 func referenceChild(js string) ([]byte, error) {
@@ -63,7 +71,7 @@ func referenceChild(js string) ([]byte, error) {
 	for cpu, regs := range s.MSRs {
 		tree.Put(fmt.Sprintf("dev/cpu/%d/msr", cpu), &vfs.Device{Mode: 0o600, ReadAt: func(p []byte, off int64) (int, error) {
 			v, ok := regs[uint32(off)]
-			if !ok || len(p) != 8 {
+			if (!ok && !s.Zero) || len(p) != 8 {
 				return 0, syscall.EIO
 			}
 			binary.LittleEndian.PutUint64(p, v)
@@ -78,14 +86,21 @@ func referenceChild(js string) ([]byte, error) {
 	tree.Put("dev/cpu/0/cpuid", &vfs.Device{Mode: 0o444, ReadAt: func(p []byte, off int64) (int, error) {
 		// Leaf 6 has no subleaves: ECX (the upper half of the offset)
 		// is whatever the caller left there, as __get_cpuid does.
-		if uint32(off) != 6 || len(p) != 16 {
+		r, ok := s.CPUID[uint32(off)]
+		if uint32(off) == 6 {
+			r, ok = [4]uint32{0xf87, 0, 0x9, 0}, true
+		}
+		if !ok || len(p) != 16 {
 			return 0, syscall.EIO
 		}
-		for i, v := range [4]uint32{0xf87, 0, 0x9, 0} {
+		for i, v := range r {
 			binary.LittleEndian.PutUint32(p[4*i:], v)
 		}
 		return 16, nil
 	}})
+	for p, c := range s.Files {
+		tree.Put(p, vfs.Const(c))
+	}
 	stage, err := os.MkdirTemp("", "regs-reference-")
 	if err != nil {
 		return nil, err
@@ -103,7 +118,7 @@ func referenceChild(js string) ([]byte, error) {
 		return nil, err
 	}
 	cmd := exec.Command(s.Tool, s.Args...)
-	cmd.Env = append(os.Environ(), cpuidshim.Env(s.Shim, "/dev/cpu/0/cpuid")...)
+	cmd.Env = append(append(os.Environ(), cpuidshim.Env(s.Shim, "/dev/cpu/0/cpuid")...), s.Env...)
 	return cmd.CombinedOutput()
 }
 

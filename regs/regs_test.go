@@ -45,6 +45,7 @@ func TestLookupSpellings(t *testing.T) {
 		{"MSR_TURBO_RATIO_LIMIT1", "MSR_TURBO_RATIO_LIMIT1"},
 		{"MSR_TURBO_RATIO_LIMIT", "MSR_TURBO_RATIO_LIMIT"},
 		{"MSR_CORE_PERF_LIMIT_REASONS", "MSR_CORE_PERF_LIMIT_REASONS"},
+		{"0x690", "MSR_CORE_PERF_LIMIT_REASONS_HSW"},
 	}
 	for _, tt := range tests {
 		r, err := Lookup(tt.in)
@@ -136,8 +137,10 @@ func TestAssumptions(t *testing.T) {
 		{"IA32_PACKAGE_THERM_STATUS", 0x88200800, nil, []string{"TjMax not given (MSR_TEMPERATURE_TARGET): assumed 100 C"}},
 		{"IA32_THERM_STATUS", 0x08200800, Context{0x1a2: 0x640000}, []string{"Reading_Valid (bit 31) is clear: the readout may be stale"}},
 		{"MSR_AMD_PKG_ENERGY_STATUS", 0x10, nil, []string{"MSR_AMD_RAPL_POWER_UNIT not given: assumed 0xa1000 (1 W, 15.3 µJ, 977 µs)"}},
-		{"MSR_CORE_PERF_LIMIT_REASONS", 0x400, nil, []string{"CPU model not given: bit meanings are model-specific, raw bits only"}},
-		{"MSR_CORE_PERF_LIMIT_REASONS", 0x400, Context{CPUSignature: Signature(6, 0x8e)}, []string{
+		{"MSR_CORE_PERF_LIMIT_REASONS", 0x400, Context{CPUSignature: Signature(6, 0x45)}, []string{
+			"bit meanings are model-specific and turbostat names none for 0x64f: raw bits only (turbostat's MSR_CORE_PERF_LIMIT_REASONS lines are register 0x690: decode them as 0x690=VALUE)"}},
+		{"0x690", 0x400, nil, []string{"CPU model not given: bit meanings are model-specific, raw bits only"}},
+		{"0x690", 0x400, Context{CPUSignature: Signature(6, 0x8e)}, []string{
 			"no bit table for family 6 model 0x8e (turbostat decodes this register on Haswell only): raw bits only"}},
 	}
 	for _, tt := range tests {
@@ -177,8 +180,8 @@ func TestTurbostatText(t *testing.T) {
 		{"MSR_IA32_PACKAGE_THERM_STATUS", 0x88320002, Context{0x1a2: 0x0d690000}, "(55 C)"},
 		{"MSR_IA32_PACKAGE_THERM_STATUS", 0x882f080a, tj, "(53 C)"},
 		{"MSR_IA32_THERM_STATUS", 0x88360800, tj, "(46 C +/- 1)"},
-		{"MSR_CORE_PERF_LIMIT_REASONS", 0x04000000, Context{CPUSignature: Signature(6, 69)}, "(Active: ) (Logged: PkgPwrL1)"},
-		{"MSR_CORE_PERF_LIMIT_REASONS", 0x14000400, Context{CPUSignature: Signature(6, 69)}, "(Active: PkgPwrL1) (Logged: MultiCoreTurbo, PkgPwrL1)"},
+		{"MSR_CORE_PERF_LIMIT_REASONS_HSW", 0x04000000, Context{CPUSignature: Signature(6, 69)}, "(Active: ) (Logged: PkgPwrL1)"},
+		{"0x690", 0x14000400, Context{CPUSignature: Signature(6, 69)}, "(Active: PkgPwrL1) (Logged: MultiCoreTurbo, PkgPwrL1)"},
 		{"MSR_GFX_PERF_LIMIT_REASONS", 0x14001400, Context{CPUSignature: Signature(6, 69)}, "(Active: PkgPwrL1) (Logged: PkgPwrL1)"},
 		{"MSR_RING_PERF_LIMIT_REASONS", 0x0c000000, Context{CPUSignature: Signature(6, 69)}, "(Active: ) (Logged: PkgPwrL1, PkgPwrL2)"},
 		{"MSR_RING_PERF_LIMIT_REASONS", 0x00000000, Context{CPUSignature: Signature(6, 69)}, "(Active: ) (Logged: )"},

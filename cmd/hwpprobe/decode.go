@@ -38,11 +38,12 @@ Registers given in the same call are context for the others: the RAPL units
 (MSR_TEMPERATURE_TARGET) for thermal status, the group core counts
 (MSR_TURBO_RATIO_LIMIT1) for MSR_TURBO_RATIO_LIMIT. Without them the decode
 uses a documented default and says so. --cpu selects model-specific bit tables
-(MSR_CORE_PERF_LIMIT_REASONS) and units. No register is read or written.`,
+(the *_PERF_LIMIT_REASONS of Haswell) and units. No register is read or
+written.`,
 		Example: `  hwpprobe decode IA32_HWP_REQUEST=0x80002e17
   hwpprobe decode MSR_RAPL_POWER_UNIT=0xa0e03 MSR_PKG_POWER_LIMIT=0x42820800218208
   hwpprobe decode --json 0xc00102b0=e295290f
-  hwpprobe decode --cpu 6:69 MSR_CORE_PERF_LIMIT_REASONS=0x14000400
+  hwpprobe decode --cpu 6:69 0x690=0x14000400
   hwpprobe decode --list`,
 		Args: argsUsage(func(_ *cobra.Command, args []string) error {
 			if !f.list && len(args) == 0 {

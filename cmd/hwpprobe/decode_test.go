@@ -100,19 +100,20 @@ func TestDecodeText(t *testing.T) {
 	}
 }
 
-// TestDecodeCPU checks --cpu: with a Haswell model the limit reasons are
-// named as turbostat 21.05.04 printed them for 0x14000400 on a 6:69:1
+// TestDecodeCPU checks --cpu: with a Haswell model the limit reasons of
+// 0x690 (turbostat's MSR_CORE_PERF_LIMIT_REASONS) are named as turbostat
+// 21.05.04 printed them for 0x14000400 on a 6:69:1
 // ("Active: PkgPwrL1" / "Logged: MultiCoreTurbo, PkgPwrL1"); without it only
 // raw bits are given, with the assumption said.
 func TestDecodeCPU(t *testing.T) {
-	stdout, _, code := runBin(t, "decode", "--cpu", "6:69", "MSR_CORE_PERF_LIMIT_REASONS=0x14000400")
+	stdout, _, code := runBin(t, "decode", "--cpu", "6:69", "0x690=0x14000400")
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	if want := "MSR_CORE_PERF_LIMIT_REASONS: 0x14000400 (Active: PkgPwrL1) (Logged: MultiCoreTurbo, PkgPwrL1)\n"; !strings.HasPrefix(stdout, want) {
+	if want := "MSR_CORE_PERF_LIMIT_REASONS_HSW: 0x14000400 (Active: PkgPwrL1) (Logged: MultiCoreTurbo, PkgPwrL1)\n"; !strings.HasPrefix(stdout, want) {
 		t.Errorf("got\n%s\nwant first line %q", stdout, want)
 	}
-	stdout, _, code = runBin(t, "decode", "MSR_CORE_PERF_LIMIT_REASONS=0x14000400")
+	stdout, _, code = runBin(t, "decode", "0x690=0x14000400")
 	if code != 0 || !strings.Contains(stdout, "Active: 0x0400, Logged: 0x1400") || !strings.Contains(stdout, "note: CPU model not given") {
 		t.Errorf("exit %d, output\n%s", code, stdout)
 	}
@@ -187,7 +188,7 @@ func TestDecodeList(t *testing.T) {
 	}
 	for _, a := range []string{"0x770", "0x771", "0x772", "0x773", "0x774", "0x777", "0x1b0", "0xe7", "0xe8", "0xce",
 		"0x198", "0x199", "0x19c", "0x1a0", "0x1a2", "0x1ad", "0x1b1", "0x606", "0x610", "0x611", "0x619", "0x639",
-		"0x641", "0x64d", "0x64f", "0x6b0", "0x6b1", "0xc00102b0", "0xc00102b1", "0xc00102b3", "0xc0010299", "0xc001029a", "0xc001029b"} {
+		"0x641", "0x64d", "0x64f", "0x690", "0x6b0", "0x6b1", "0xc00102b0", "0xc00102b1", "0xc00102b3", "0xc0010299", "0xc001029a", "0xc001029b"} {
 		if !strings.Contains(stdout, "\n"+a+" ") {
 			t.Errorf("--list lacks %s", a)
 		}
