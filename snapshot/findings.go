@@ -231,13 +231,13 @@ func packageFindings(s *Snapshot) []Finding {
 		if p.RAPLUnits != nil {
 			unitW = p.RAPLUnits.PowerUnitW
 		}
-		reg := fmt.Sprintf("MSR_PKG_POWER_LIMIT PL1 %.3f W %.3f s, PL2 %.3f W %.3f s", l.PL1W, l.PL1TimeS, l.PL2W, l.PL2TimeS)
+		reg := fmt.Sprintf("MSR_PKG_POWER_LIMIT PL1 %.3f W %f s, PL2 %.3f W %f s", l.PL1W, l.PL1TimeS, l.PL2W, l.PL2TimeS)
 		for _, z := range p.Powercap {
 			if sameLimits(z, l, unitW) {
 				continue
 			}
 			f := Finding{Kind: KindDisagreement, Check: "power_limit", CPUs: p.CPUs, Register: reg, Explanation: rulePowercap,
-				Sysfs: fmt.Sprintf("powercap %s PL1 %s W %s s, PL2 %s W %s s", z.Zone, fl(z.PL1W), fl(z.PL1TimeS), fl(z.PL2W), fl(z.PL2TimeS))}
+				Sysfs: fmt.Sprintf("powercap %s PL1 %s W %s s, PL2 %s W %s s", z.Zone, fl(z.PL1W), secs(z.PL1TimeS), fl(z.PL2W), secs(z.PL2TimeS))}
 			if z.Interface == "mmio" {
 				f.Kind, f.Check, f.Explanation = KindNote, "power_limit_mmio", rulePowercapMMIO
 			}

@@ -120,7 +120,17 @@ func WriteText(w io.Writer, s *Snapshot) error {
 			fmt.Fprintf(&b, "  TjMax %d C (TCC offset %d C), package temperature %s C\n", *p.TjMaxC, *p.TCCOffsetC, intp(p.TemperatureC))
 		}
 		for _, z := range p.Powercap {
-			fmt.Fprintf(&b, "  powercap %s (%s): PL1 %s W %s s, PL2 %s W %s s%s\n", z.Zone, z.Interface, fl(z.PL1W), fl(z.PL1TimeS), fl(z.PL2W), fl(z.PL2TimeS), disabledZone(z.Enabled))
+			fmt.Fprintf(&b, "  powercap %s (%s):", z.Zone, z.Interface)
+			if z.PL1W == nil && z.PL2W == nil {
+				b.WriteString(" no power limit constraints (energy counter only)")
+			}
+			if z.PL1W != nil {
+				fmt.Fprintf(&b, " PL1 %.3f Watts %s sec", *z.PL1W, secs(z.PL1TimeS))
+			}
+			if z.PL2W != nil {
+				fmt.Fprintf(&b, ", PL2 %.3f Watts %s sec", *z.PL2W, secs(z.PL2TimeS))
+			}
+			fmt.Fprintf(&b, "%s\n", disabledZone(z.Enabled))
 		}
 		for _, t := range p.TurboRatios {
 			fmt.Fprintf(&b, "  %d * 100.0 = %.1f MHz max turbo %d active cores\n", t.Ratio, float64(t.Ratio)*100, t.Cores)
@@ -243,4 +253,12 @@ func disabledZone(on *bool) string {
 		return " (zone disabled)"
 	}
 	return ""
+}
+
+// secs formats a time window as turbostat does (%f).
+func secs(p *float64) string {
+	if p == nil {
+		return na
+	}
+	return fmt.Sprintf("%f", *p)
 }
