@@ -174,7 +174,8 @@ func timerLoad(stop <-chan struct{}) {
 // count in its per-CPU stats, while the eBPF program sees them (measured:
 // ~8,000 of ~45,000 idle writes in 2 s missing from ftrace, nearly all on
 // CPU 1; matched by value, they are real, distinct writes). The test logs
-// both totals.
+// both totals. (When the CPUs are rarely idle, the totals agree to a few
+// hundredths of a percent, either way.)
 func TestCountMatchesTraceFS(t *testing.T) {
 	ti := newTraceInstance(t, "msr==0x6e0")
 	tr := open(t, Options{MSRs: []uint32{msrTSCDeadline}, CountSeen: true})
@@ -226,9 +227,6 @@ func TestCountMatchesTraceFS(t *testing.T) {
 	}
 	if d := ours - theirs; d*50 > theirs || -d*50 > theirs {
 		t.Errorf("eBPF counted %d writes, ftrace %d: more than 2%% apart", ours, theirs)
-	}
-	if oursAll < theirsAll {
-		t.Errorf("eBPF counted %d writes in all, fewer than ftrace's %d", oursAll, theirsAll)
 	}
 	if st.Lost != 0 || st.Delivered != uint64(len(evs)) || st.Matched < st.Delivered || st.Seen < st.Matched {
 		t.Errorf("stats %+v after %d events: want Lost 0, Delivered = events <= Matched <= Seen", st, len(evs))
