@@ -90,7 +90,9 @@ func IntelEPPTable(family, model int) EPPTable {
 	return t
 }
 
-// AMDEPPTable is amd-pstate's table (drivers/cpufreq/amd-pstate.c:
+// AMDEPPTable returns amd-pstate's table (drivers/cpufreq/amd-pstate.c:
 // AMD_CPPC_EPP_PERFORMANCE 0x00, AMD_CPPC_EPP_BALANCE_PERFORMANCE 0x80,
 // AMD_CPPC_EPP_BALANCE_POWERSAVE 0xBF, AMD_CPPC_EPP_POWERSAVE 0xFF).
-var AMDEPPTable = EPPTable{Source: "amd-pstate.c epp_values[]", Performance: 0, BalancePerformance: 0x80, BalancePower: 0xBF, Power: 0xFF}
+func AMDEPPTable() EPPTable {
+	return EPPTable{Source: "amd-pstate.c epp_values[]", Performance: 0, BalancePerformance: 0x80, BalancePower: 0xBF, Power: 0xFF}
+}

@@ -15,7 +15,7 @@ import (
 // what a user set ("note"), with the rule explained.
 type Finding struct {
 	Kind        string `json:"kind"`  // "disagreement" or "note"
-	Check       string `json:"check"` // epp, performance_policy, epb, scaling_max_freq, scaling_min_freq, no_turbo, hwp_enable
+	Check       string `json:"check"` // epp, performance_policy, epb, scaling_max_freq, scaling_min_freq, no_turbo, hwp_enable, package_control, power_limit, power_limit_mmio
 	CPUs        string `json:"cpus"`  // the CPUs it applies to
 	Sysfs       string `json:"sysfs"`
 	Register    string `json:"register"`
@@ -42,6 +42,7 @@ const (
 	ruleNoTurboMax   = "with no_turbo=1 intel_pstate caps the policy maximum at max_freq, the guaranteed level (HWP_CAPABILITIES.guaranteed), so HWP_REQUEST.max should not exceed it (intel_pstate_get_max_freq())"
 	rulePowercap     = "intel_rapl_common.c reads MSR_PKG_POWER_LIMIT for every read of constraint_0 (long_term, PL1) and constraint_1 (short_term, PL2) of the intel-rapl zone, converting with the MSR_RAPL_POWER_UNIT units (time unit truncated to whole µs), so they must match the register; a mismatch means the register changed between the reads or the zone belongs to another register"
 	rulePowercapMMIO = "the package has a second copy of its power limits in MMIO (powercap zone intel-rapl-mmio, driver processor_thermal_rapl), which firmware or thermald may set differently from MSR_PKG_POWER_LIMIT; both copies are programmed into the package, so read both before concluding which PL1/PL2 is in force"
+	rulePkgControl   = "HWP_REQUEST.Package_Control (bit 42) is set: the fields whose valid bit (63:59) is clear are taken from IA32_HWP_REQUEST_PKG, not from this register (SDM vol. 3B, HWP request); intel_pstate never sets it"
 	ruleHWPEnable    = "intel_pstate in active mode with HWP sets IA32_PM_ENABLE bit 0 at init (intel_pstate_hwp_enable()); HWP_REQUEST is ignored while it is clear"
 )
 
@@ -67,6 +68,9 @@ func findings(s *Snapshot) []Finding {
 			if req, caps := r.HWPRequest, r.HWPCapabilities; req != nil {
 				if activeIntel && r.HWPEnabled != nil && !*r.HWPEnabled {
 					add(c.CPU, KindDisagreement, "hwp_enable", "intel_pstate status active", "IA32_PM_ENABLE.HWP_ENABLE 0", ruleHWPEnable)
+				}
+				if req.PackageControl {
+					add(c.CPU, KindNote, "package_control", "n/a", fmt.Sprintf("HWP_REQUEST %#x: Package_Control set", uint64(req.Raw)), rulePkgControl)
 				}
 				if activeIntel && gov == "performance" {
 					reg := fmt.Sprintf("HWP_REQUEST min %d max %d epp %d", req.Min, req.Max, req.EPP)
@@ -104,10 +108,10 @@ func findings(s *Snapshot) []Finding {
 						add(c.CPU, KindDisagreement, "performance_policy", "scaling_governor performance", fmt.Sprintf("CPPC_REQ.EPP %d", req.EPP), ruleAMDPerf)
 					}
 				} else if sy.EPP != nil {
-					if want, ok := AMDEPPTable.Value(*sy.EPP); ok && want != req.EPP {
+					if want, ok := AMDEPPTable().Value(*sy.EPP); ok && want != req.EPP {
 						add(c.CPU, KindDisagreement, "epp",
 							fmt.Sprintf("energy_performance_preference %s (EPP %d)", *sy.EPP, want),
-							"CPPC_REQ.EPP "+eppWithName(req.EPP, AMDEPPTable), ruleAMDEPP)
+							"CPPC_REQ.EPP "+eppWithName(req.EPP, AMDEPPTable()), ruleAMDEPP)
 					}
 				}
 			}

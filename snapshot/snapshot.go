@@ -378,7 +378,7 @@ func (b *builder) machine() {
 		t := IntelEPPTable(c.Family, c.Model)
 		m.EPPTable = &t
 	case "AuthenticAMD", "HygonGenuine":
-		t := AMDEPPTable
+		t := AMDEPPTable()
 		m.EPPTable = &t
 	}
 	b.s.Machine = m

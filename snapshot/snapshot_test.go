@@ -149,7 +149,7 @@ func TestMeteorLakeFindings(t *testing.T) {
 			m.CPUFile(5, "cpufreq/energy_performance_preference", "100")
 		}, []checkSummary{{KindDisagreement, "epp", "5"}}},
 		{"performance governor as the kernel writes it", func(m *fixture.Machine) {
-			for _, ct := range fixture.MeteorLake165U {
+			for _, ct := range fixture.MeteorLake165U() {
 				for _, c := range ct.CPUs {
 					m.CPUFile(c, "cpufreq/scaling_governor", "performance")
 					// EPP 0 is not in Meteor Lake's table (performance is 16),
@@ -196,6 +196,9 @@ func TestMeteorLakeFindings(t *testing.T) {
 		{"MMIO copy of the limits differs", func(m *fixture.Machine) {
 			m.Powercap("intel-rapl-mmio:0", "package-0", 0x42820800218078, fixture.RAPLUnitIntel) // PL1 15 W
 		}, []checkSummary{{KindNote, "power_limit_mmio", "0-13"}}},
+		{"Package_Control set", func(m *fixture.Machine) {
+			m.MSR[6][req] |= 1 << 42
+		}, []checkSummary{{KindNote, "package_control", "6"}}},
 		{"HWP_REQUEST EIO: n/a, not compared", func(m *fixture.Machine) {
 			delete(m.MSR[3], req)
 			m.MSR[3][epb] = 15
