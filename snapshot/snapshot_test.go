@@ -449,3 +449,39 @@ func TestJSONHex(t *testing.T) {
 		t.Errorf("JSON round trip (-want +got):\n%s", diff)
 	}
 }
+
+// TestDamagedTree feeds files that exist but do not parse, and a missing
+// /proc/cpuinfo: Build must not fail or panic; each bad file is a read
+// error naming it and its value stays n/a.
+func TestDamagedTree(t *testing.T) {
+	m := fixture.MeteorLakeU()
+	m.CPUFile(2, "cpufreq/scaling_max_freq", "<unsupported>")
+	m.CPUFile(3, "power/energy_perf_bias", "")
+	m.Set("sys/devices/system/cpu/intel_pstate/no_turbo", "yes")
+	m.Set("sys/devices/cpu_core/cpus", "0-")
+	s := build(t, m, "")
+	c := cpu(t, s, 2)
+	if c.Sysfs.ScalingMaxKHz != nil {
+		t.Errorf("cpu2 scaling_max_freq %v, want n/a", *c.Sysfs.ScalingMaxKHz)
+	}
+	joined := strings.Join(s.ReadErrors, "\n")
+	for _, w := range []string{"cpu2/cpufreq/scaling_max_freq", "cpu3/power/energy_perf_bias", "intel_pstate/no_turbo", "cpu_core/cpus"} {
+		if !strings.Contains(joined, w) {
+			t.Errorf("read errors lack %s:\n%s", w, joined)
+		}
+	}
+	var b strings.Builder
+	if err := WriteText(&b, s); err != nil || !strings.Contains(b.String(), "Read errors") {
+		t.Errorf("text (err %v) lacks the read errors:\n%s", err, b.String())
+	}
+
+	m = fixture.MeteorLakeU()
+	m.Remove("proc/cpuinfo")
+	s = build(t, m, "0")
+	if s.Machine.Vendor != "" || len(s.ReadErrors) == 0 || !strings.Contains(s.ReadErrors[0], "proc/cpuinfo") {
+		t.Errorf("without /proc/cpuinfo: vendor %q, read errors %q", s.Machine.Vendor, s.ReadErrors)
+	}
+	if c := cpu(t, s, 0); c.Registers.HWPRequest != nil {
+		t.Error("registers read although the CPU's features are unknown")
+	}
+}
