@@ -315,6 +315,9 @@ type LimitReason struct {
 	Bit  uint
 	Name string // turbostat's word
 	JSON string // snake_case field name
+	// LogName is turbostat's word for the logged bit when it differs
+	// from Name: the unnamed bits are "bitN" with their own number.
+	LogName string
 }
 
 // LimitTable is a model's bit table for one *_PERF_LIMIT_REASONS
@@ -354,20 +357,20 @@ func CoreLimitTable(family, model uint32) (LimitTable, bool) {
 		return LimitTable{}, false
 	}
 	return LimitTable{Name: "turbostat Haswell core (" + m + ")", Reasons: []LimitReason{
-		{15, "bit15", "bit15"},
-		{14, "bit14", "bit14"},
-		{13, "Transitions", "transitions"},
-		{12, "MultiCoreTurbo", "multi_core_turbo"},
-		{11, "PkgPwrL2", "pkg_pwr_l2"},
-		{10, "PkgPwrL1", "pkg_pwr_l1"},
-		{9, "CorePwr", "core_pwr"},
-		{8, "Amps", "amps"},
-		{6, "VR-Therm", "vr_therm"},
-		{5, "Auto-HWP", "auto_hwp"},
-		{4, "Graphics", "graphics"},
-		{2, "bit2", "bit2"},
-		{1, "ThermStatus", "therm_status"},
-		{0, "PROCHOT", "prochot"},
+		{15, "bit15", "bit15", "bit31"},
+		{14, "bit14", "bit14", "bit30"},
+		{13, "Transitions", "transitions", ""},
+		{12, "MultiCoreTurbo", "multi_core_turbo", ""},
+		{11, "PkgPwrL2", "pkg_pwr_l2", ""},
+		{10, "PkgPwrL1", "pkg_pwr_l1", ""},
+		{9, "CorePwr", "core_pwr", ""},
+		{8, "Amps", "amps", ""},
+		{6, "VR-Therm", "vr_therm", ""},
+		{5, "Auto-HWP", "auto_hwp", ""},
+		{4, "Graphics", "graphics", ""},
+		{2, "bit2", "bit2", "bit18"},
+		{1, "ThermStatus", "therm_status", ""},
+		{0, "PROCHOT", "prochot", ""},
 	}}, true
 }
 
@@ -380,14 +383,14 @@ func GfxLimitTable(family, model uint32) (LimitTable, bool) {
 		return LimitTable{}, false
 	}
 	return LimitTable{Name: "turbostat Haswell graphics (" + m + ")", Reasons: []LimitReason{
-		{0, "PROCHOT", "prochot"},
-		{1, "ThermStatus", "therm_status"},
-		{4, "Graphics", "graphics"},
-		{6, "VR-Therm", "vr_therm"},
-		{8, "Amps", "amps"},
-		{9, "GFXPwr", "gfx_pwr"},
-		{10, "PkgPwrL1", "pkg_pwr_l1"},
-		{11, "PkgPwrL2", "pkg_pwr_l2"},
+		{0, "PROCHOT", "prochot", ""},
+		{1, "ThermStatus", "therm_status", ""},
+		{4, "Graphics", "graphics", ""},
+		{6, "VR-Therm", "vr_therm", ""},
+		{8, "Amps", "amps", ""},
+		{9, "GFXPwr", "gfx_pwr", ""},
+		{10, "PkgPwrL1", "pkg_pwr_l1", ""},
+		{11, "PkgPwrL2", "pkg_pwr_l2", ""},
 	}}, true
 }
 
@@ -399,12 +402,12 @@ func RingLimitTable(family, model uint32) (LimitTable, bool) {
 		return LimitTable{}, false
 	}
 	return LimitTable{Name: "turbostat Haswell ring (" + m + ")", Reasons: []LimitReason{
-		{0, "PROCHOT", "prochot"},
-		{1, "ThermStatus", "therm_status"},
-		{6, "VR-Therm", "vr_therm"},
-		{8, "Amps", "amps"},
-		{10, "PkgPwrL1", "pkg_pwr_l1"},
-		{11, "PkgPwrL2", "pkg_pwr_l2"},
+		{0, "PROCHOT", "prochot", ""},
+		{1, "ThermStatus", "therm_status", ""},
+		{6, "VR-Therm", "vr_therm", ""},
+		{8, "Amps", "amps", ""},
+		{10, "PkgPwrL1", "pkg_pwr_l1", ""},
+		{11, "PkgPwrL2", "pkg_pwr_l2", ""},
 	}}, true
 }
 
@@ -418,7 +421,11 @@ func DecodeLimitReasons(v uint64, t LimitTable) (active, logged []string) {
 			active = append(active, r.Name)
 		}
 		if bit(v, r.Bit+16) {
-			logged = append(logged, r.Name)
+			if r.LogName != "" {
+				logged = append(logged, r.LogName)
+			} else {
+				logged = append(logged, r.Name)
+			}
 		}
 	}
 	return active, logged

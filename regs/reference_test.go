@@ -1,6 +1,7 @@
 package regs
 
 import (
+	"bufio"
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -55,6 +57,8 @@ type refSpec struct {
 	// Files are further files of the emulated tree, by path.
 	Files map[string]string
 	Env   []string // extra environment of the tool
+	// Until, when set, stops the tool at the first line matching it.
+	Until string
 }
 
 func referenceChild(js string) ([]byte, error) {
@@ -87,7 +91,7 @@ func referenceChild(js string) ([]byte, error) {
 		// Leaf 6 has no subleaves: ECX (the upper half of the offset)
 		// is whatever the caller left there, as __get_cpuid does.
 		r, ok := s.CPUID[uint32(off)]
-		if uint32(off) == 6 {
+		if !ok && uint32(off) == 6 {
 			r, ok = [4]uint32{0xf87, 0, 0x9, 0}, true
 		}
 		if !ok || len(p) != 16 {
@@ -119,7 +123,42 @@ func referenceChild(js string) ([]byte, error) {
 	}
 	cmd := exec.Command(s.Tool, s.Args...)
 	cmd.Env = append(append(os.Environ(), cpuidshim.Env(s.Shim, "/dev/cpu/0/cpuid")...), s.Env...)
-	return cmd.CombinedOutput()
+	if s.Until == "" {
+		return cmd.CombinedOutput()
+	}
+	return runUntil(cmd, regexp.MustCompile(s.Until))
+}
+
+// runUntil runs cmd and stops it at the first output line matching stop
+// (turbostat measures forever on an emulated machine whose counters do not
+// move; its configuration dump comes first), or after a minute.
+func runUntil(cmd *exec.Cmd, stop *regexp.Regexp) ([]byte, error) {
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		pr.Close()
+		return nil, err
+	}
+	pw.Close()
+	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
+	defer timer.Stop()
+	var out []byte
+	sc := bufio.NewScanner(pr)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		out = append(append(out, sc.Bytes()...), '\n')
+		if stop.Match(sc.Bytes()) {
+			break
+		}
+	}
+	cmd.Process.Kill()
+	pr.Close()
+	cmd.Wait()
+	return out, nil
 }
 
 var (
@@ -136,27 +175,7 @@ var (
 // its printed decode must equal ours field by field, the activity window
 // (all 10 bits, in µs) included.
 func TestX86EnergyPerfPolicy(t *testing.T) {
-	tool, err := exec.LookPath("x86_energy_perf_policy")
-	if err != nil {
-		tool = "/usr/sbin/x86_energy_perf_policy"
-		if _, err := os.Stat(tool); err != nil {
-			t.Fatalf("x86_energy_perf_policy not installed (apt-get install linux-cpupower; make deps does): %v", err)
-		}
-	}
-	so, err := cpuidshim.Build(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	stat, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cpus := 0
-	for _, l := range strings.Split(string(stat), "\n") {
-		if strings.HasPrefix(l, "cpu") && !strings.HasPrefix(l, "cpu ") {
-			cpus++
-		}
-	}
+	tool, so, stat, cpus := refSetup(t, "x86_energy_perf_policy")
 	rng := rand.New(rand.NewPCG(1, 2))
 	const rounds = 20
 	checked := map[string]int{}
@@ -179,14 +198,7 @@ func TestX86EnergyPerfPolicy(t *testing.T) {
 			}
 			spec.MSRs[cpu] = m
 		}
-		js, _ := json.Marshal(spec)
-		cmd := exec.Command(os.Args[0], "-test.run=^$")
-		cmd.Env = append(os.Environ(), refChildEnv+"="+string(js))
-		cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("round %d: %v\n%s", round, err, out)
-		}
+		out := runRef(t, spec)
 		field := func(raw uint64, reg uint32, name string) uint64 {
 			r, _ := ByAddress(reg)
 			v, ok := r.Decode(raw, nil).Field(name)
@@ -244,6 +256,52 @@ func TestX86EnergyPerfPolicy(t *testing.T) {
 		}
 	}
 	t.Logf("compared with x86_energy_perf_policy: %v", checked)
+}
+
+// refSetup finds the reference tool (Debian linux-cpupower, which `make
+// deps` installs), builds the CPUID shim and reads this VM's /proc/stat,
+// whose CPUs the tools walk.
+func refSetup(t *testing.T, name string) (tool, shim, stat string, cpus int) {
+	t.Helper()
+	tool, err := exec.LookPath(name)
+	if err != nil {
+		tool = "/usr/sbin/" + name
+		if _, err := os.Stat(tool); err != nil {
+			t.Fatalf("%s not installed (apt-get install linux-cpupower; make deps does): %v", name, err)
+		}
+	}
+	shim, err = cpuidshim.Build(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "cpu") && !strings.HasPrefix(l, "cpu ") {
+			cpus++
+		}
+	}
+	return tool, shim, string(b), cpus
+}
+
+// runRef runs spec in a child process in a new mount namespace and
+// returns the tool's output.
+func runRef(t *testing.T, spec refSpec) []byte {
+	t.Helper()
+	js, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), refChildEnv+"="+string(js))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", spec.Tool, err, out)
+	}
+	return out
 }
 
 // compareRequest checks one HWP_REQ or HWP_REQ_PKG line: fields min, max,
