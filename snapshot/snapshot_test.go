@@ -3,6 +3,7 @@ package snapshot
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -483,5 +484,47 @@ func TestDamagedTree(t *testing.T) {
 	}
 	if c := cpu(t, s, 0); c.Registers.HWPRequest != nil {
 		t.Error("registers read although the CPU's features are unknown")
+	}
+}
+
+// failingMSR answers every read with one error, as msr.Dev does when the
+// device cannot be opened.
+type failingMSR struct{ err error }
+
+func (f failingMSR) ReadMSR(cpu int, reg uint32) (uint64, error) {
+	return 0, fmt.Errorf("cpu%d: %w", cpu, f.err)
+}
+
+func TestMSRCapability(t *testing.T) {
+	tests := []struct {
+		err       error
+		detail    string
+		fix       string
+		available bool
+	}{
+		{msr.ErrNoDriver, "no msr driver", "CONFIG_X86_MSR", false},
+		{msr.ErrNoDevice, "msr module is not loaded", "modprobe msr", false},
+		{msr.ErrPermission, "permission denied", "sudo", false},
+		{errors.New("EBADF"), "MSRs unreadable: cpu0: EBADF", "", false},
+		// A CPU lacking only the probe register is not a missing device.
+		{msr.ErrUnsupported, "readable", "", true},
+	}
+	m := fixture.MeteorLakeU()
+	root := t.TempDir()
+	if err := m.Write(root); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range tests {
+		s, err := Build(Sources{FS: sysfs.NewFS(root), MSR: failingMSR{tt.err}, CPUID: m.CPUID}, "0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := capability(t, s, "msr")
+		if c.Available != tt.available || !strings.Contains(c.Detail, tt.detail) || !strings.Contains(c.Fix, tt.fix) {
+			t.Errorf("%v: capability %+v, want available %v, detail ~%q, fix ~%q", tt.err, c, tt.available, tt.detail, tt.fix)
+		}
+		if r := cpu(t, s, 0).Registers; r.HWPRequest != nil || r.EPB != nil {
+			t.Errorf("%v: registers %+v, want n/a", tt.err, r)
+		}
 	}
 }
