@@ -73,7 +73,7 @@ var (
 func TestTurbostat(t *testing.T) {
 	tool, so, stat, cpus := refSetup(t, "turbostat")
 	rng := rand.New(rand.NewPCG(3, 4))
-	const rounds = 4
+	const rounds = 10
 	checked := map[string]int{}
 	for round := 0; round < rounds; round++ {
 		vals := turbostatValues(rng)
