@@ -225,6 +225,10 @@ type Package struct {
 	TjMaxC             *int        `json:"tjmax_c"`
 	TCCOffsetC         *int        `json:"tcc_offset_c"`
 	TemperatureC       *int        `json:"package_temperature_c"`
+	// HWPRequestPkg is IA32_HWP_REQUEST_PKG (0x772), read when the CPU
+	// has hwp_pkg_req; it matters for CPUs whose HWP_REQUEST sets
+	// Package_Control.
+	HWPRequestPkg *HWPRequest `json:"hwp_request_pkg"`
 	// TurboRatios are MSR_TURBO_RATIO_LIMIT's groups (Intel).
 	TurboRatios []TurboRatio `json:"turbo_ratios"`
 	// Powercap are the package's RAPL zones in sysfs (MSR and MMIO
@@ -589,6 +593,12 @@ func (b *builder) packages(topo topology.Topology) {
 				if v, ok := b.reg(t.CPU, hwp.MSR_IA32_PACKAGE_THERM_STATUS, "IA32_PACKAGE_THERM_STATUS", u); ok {
 					temp := hwp.Temperature(d.TjMax, hwp.DecodeThermStatus(v).Readout)
 					p.TemperatureC = &temp
+				}
+			}
+			if b.hasFlag("hwp_pkg_req") {
+				if v, ok := b.reg(t.CPU, hwp.MSR_IA32_HWP_REQUEST_PKG, "IA32_HWP_REQUEST_PKG", u); ok {
+					d := hwp.DecodeRequest(v)
+					p.HWPRequestPkg = &HWPRequest{Raw: Hex(v), Min: d.Min, Max: d.Max, Desired: d.Desired, EPP: d.EPP, ActivityWindowUS: d.ActivityWindowMicros()}
 				}
 			}
 			if v, ok := b.reg(t.CPU, hwp.MSR_TURBO_RATIO_LIMIT, "MSR_TURBO_RATIO_LIMIT", u); ok {

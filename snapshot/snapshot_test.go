@@ -117,6 +117,8 @@ func TestMeteorLakeConsistent(t *testing.T) {
 		PowerLimit: &PowerLimit{Raw: 0x42820800218208, PL1W: 65, PL1Enabled: true, PL1Clamp: true, PL1TimeS: 64, PL2W: 65, PL2Enabled: true, PL2Clamp: false, PL2TimeS: 0.00244140625},
 		TjMaxC:     i(100), TCCOffsetC: i(0), TemperatureC: i(68),
 		TurboRatios: []TurboRatio{{1, 42}, {2, 41}, {3, 40}, {4, 39}},
+		// registers.tsv (Granite Rapids): min 0 max 255 des 0 epp 0x80.
+		HWPRequestPkg: &HWPRequest{Raw: 0x8000ff00, Min: 0, Max: 255, EPP: 0x80},
 		// The kernel's integer time unit (976 µs for 1/1024 s) makes the
 		// 64 s window 63.963136 s and the 2.441 ms one 2.440 ms.
 		Powercap: []PowercapLimits{{Zone: "intel-rapl:0", Interface: "msr", Enabled: ptr(true),

@@ -119,6 +119,9 @@ func WriteText(w io.Writer, s *Snapshot) error {
 		if p.TjMaxC != nil {
 			fmt.Fprintf(&b, "  TjMax %d C (TCC offset %d C), package temperature %s C\n", *p.TjMaxC, *p.TCCOffsetC, intp(p.TemperatureC))
 		}
+		if q := p.HWPRequestPkg; q != nil {
+			fmt.Fprintf(&b, "  MSR_HWP_REQUEST_PKG: %#x (min %d max %d des %d epp %#x window %d us)\n", uint64(q.Raw), q.Min, q.Max, q.Desired, q.EPP, q.ActivityWindowUS)
+		}
 		for _, z := range p.Powercap {
 			fmt.Fprintf(&b, "  powercap %s (%s):", z.Zone, z.Interface)
 			if z.PL1W == nil && z.PL2W == nil {
