@@ -26,12 +26,11 @@ char __license[] SEC("license") = "GPL";
 
 // Indexes of the per-CPU counters in the stats map.
 enum stat {
-	STAT_SEEN = 0,    // write_msr hits (every MSR), by write_msr_seen
-	STAT_MATCHED = 1, // hits whose MSR and CPU are wanted
-	STAT_LOST = 2,    // matched hits not delivered: ring buffer full
-	STAT_RAW = 3,     // other tracepoint hits
-	STAT_RAW_LOST = 4,
-	STAT_MSR0 = 5, // STAT_MSR0 + i: matched writes of the i-th wanted MSR
+	STAT_SEEN = 0,     // write_msr hits (every MSR), by write_msr_seen
+	STAT_LOST = 1,     // matched writes not delivered: ring buffer full
+	STAT_RAW = 2,      // other tracepoint hits
+	STAT_RAW_LOST = 3, // of those, not delivered: ring buffer full
+	STAT_MSR0 = 4,     // STAT_MSR0 + i: matched writes of the i-th wanted MSR
 	STAT_MAX = STAT_MSR0 + MAX_MSRS,
 };
 
@@ -110,19 +109,30 @@ struct {
 const struct msr_event *unused_msr_event __attribute__((unused));
 const struct tp_event *unused_tp_event __attribute__((unused));
 
-static __always_inline void count(__u32 idx)
+// count increments a per-CPU counter and returns its new value.
+static __always_inline __u64 count(__u32 idx)
 {
 	__u64 *c = bpf_map_lookup_elem(&stats, &idx);
-	if (c)
-		*c += 1;
+	if (!c)
+		return 0;
+	*c += 1;
+	return *c;
 }
 
-static __always_inline __u64 wakeup_flag(void)
+// WAKEUP_CHECK_EVERY: how often (in events per CPU) to look at the unread
+// data. Looking costs a cache miss on the consumer position, which the
+// reader moves as it reads (measured: ~80 ns per event at 150,000
+// events/s); a burst can thus pass the wake-up level by at most this many
+// events per CPU before the reader is woken.
+#define WAKEUP_CHECK_EVERY 64
+
+static __always_inline __u64 wakeup_flag(__u64 n)
 {
 	// Batch wake-ups: the reader polls on a timer and is woken early only
 	// when the unread data crosses wakeup_bytes (bpf_ringbuf_query, 5.8+).
 	__u64 wakeup_bytes = CONST(K_WAKEUP_BYTES);
-	if (wakeup_bytes && bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
+	if (wakeup_bytes && n % WAKEUP_CHECK_EVERY == 0 &&
+	    bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= wakeup_bytes)
 		return BPF_RB_FORCE_WAKEUP;
 	return BPF_RB_NO_WAKEUP;
 }
@@ -159,8 +169,7 @@ static __always_inline int handle_match(int slot, __u32 msr, __u64 val, __s32 fa
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!wanted_cpu(cpu))
 		return 0;
-	count(STAT_MATCHED);
-	count(STAT_MSR0 + slot);
+	__u64 n = count(STAT_MSR0 + slot);
 	if (!CONST(K_STREAM))
 		return 0;
 	struct msr_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -175,7 +184,7 @@ static __always_inline int handle_match(int slot, __u32 msr, __u64 val, __s32 fa
 	e->pid = bpf_get_current_pid_tgid() >> 32;
 	e->failed = failed;
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_ringbuf_submit(e, wakeup_flag(n));
 	return 0;
 }
 
@@ -225,7 +234,7 @@ int tp_record(void *ctx)
 	__u32 cpu = bpf_get_smp_processor_id();
 	if (!wanted_cpu(cpu))
 		return 0;
-	count(STAT_RAW);
+	__u64 n = count(STAT_RAW);
 	struct tp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		count(STAT_RAW_LOST);
@@ -242,6 +251,6 @@ int tp_record(void *ctx)
 	// user space.
 	if (bpf_probe_read_kernel(e->data, RAW_BYTES, ctx))
 		__builtin_memset(e->data, 0, RAW_BYTES);
-	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_ringbuf_submit(e, wakeup_flag(n));
 	return 0;
 }

@@ -28,7 +28,7 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultRingBytes    = 1 << 20
+	DefaultRingBytes    = 4 << 20
 	DefaultPollInterval = 100 * time.Millisecond
 )
 
@@ -403,7 +403,7 @@ func (t *Tracer) Stats() (Stats, error) {
 		return s, ErrClosed
 	}
 	for idx, dst := range map[uint32]*uint64{
-		statSeen: &s.Seen, statMatched: &s.Matched, statLost: &s.Lost,
+		statSeen: &s.Seen, statLost: &s.Lost,
 		statRaw: &s.TracepointHits, statRawLost: &s.Lost,
 	} {
 		var perCPU []uint64
@@ -412,6 +412,15 @@ func (t *Tracer) Stats() (Stats, error) {
 		}
 		for _, v := range perCPU {
 			*dst += v
+		}
+	}
+	for i := range t.msrs {
+		var perCPU []uint64
+		if err := t.objs.Stats.Lookup(uint32(statMSR0+i), &perCPU); err != nil {
+			return s, fmt.Errorf("ebpf: read counters: %w", err)
+		}
+		for _, v := range perCPU {
+			s.Matched += v
 		}
 	}
 	for _, p := range []*cebpf.Program{t.objs.WriteMsr, t.objs.WriteMsrSeen, t.objs.TpRecord} {
@@ -428,11 +437,10 @@ func (t *Tracer) Stats() (Stats, error) {
 // Indexes of the stats map (msrtrace.c: enum stat).
 const (
 	statSeen    = 0
-	statMatched = 1
-	statLost    = 2
-	statRaw     = 3
-	statRawLost = 4
-	statMSR0    = 5 // statMSR0 + i: writes of Options.MSRs[i]
+	statLost    = 1
+	statRaw     = 2
+	statRawLost = 3
+	statMSR0    = 4 // statMSR0 + i: writes of Options.MSRs[i]
 )
 
 // MSRCount is how many writes of one MSR on one CPU passed the filters.
