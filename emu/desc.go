@@ -154,7 +154,8 @@ type MSR struct {
 	Value uint64 `yaml:"value"`
 	// Kind is empty for a constant; otherwise one of: tsc, mperf, aperf,
 	// idle (C-state residency: idle fraction x TSC), hwp_request, epb,
-	// perf_ctl, perf_status, cppc_req, energy:<domain>.
+	// perf_ctl, perf_status, cppc_req, energy:<domain>, or energy:thiscore
+	// (AMD's per-core energy register: the reading CPU's core only).
 	Kind string `yaml:"kind"`
 	// CoreType restricts the entry to CPUs of that type (per-core-type
 	// HWP capabilities); empty applies to all.
@@ -163,7 +164,7 @@ type MSR struct {
 }
 
 var msrKinds = []string{"", "tsc", "mperf", "aperf", "idle", "hwp_request", "epb", "perf_ctl", "perf_status", "cppc_req",
-	"energy:pkg", "energy:core", "energy:uncore", "energy:dram", "energy:psys"}
+	"energy:pkg", "energy:core", "energy:uncore", "energy:dram", "energy:psys", "energy:thiscore"}
 
 // ParseDescription decodes and checks a YAML machine description. Unknown
 // fields are an error so that a typo never silently drops a value.

@@ -531,3 +531,18 @@ func TestHybridTopology(t *testing.T) {
 		t.Error("LP E-core has an L3")
 	}
 }
+
+// AMD's MSR_AMD_CORE_ENERGY_STATUS counts one core: zen4-amd-pstate at
+// 100% busy, EPP 128: 190 - round(130 x 128 / 255) = 125 x 30 MHz =
+// 3750 MHz; each thread draws 2.5 W x (3750/4500)^2, a core two threads:
+// 1 s gives 3.4722 J = 227555 counts of 1/65536 J on CPU 0 and its
+// sibling CPU 1 alike.
+func TestAMDPerCoreEnergy(t *testing.T) {
+	m, clk := load(t, "zen4-amd-pstate", 1)
+	clk.add(time.Second)
+	for _, cpu := range []int{0, 1, 30} {
+		if got := msr(t, m, cpu, 0xC001029A); got != 227555 {
+			t.Errorf("CPU %d core energy %d, want 227555", cpu, got)
+		}
+	}
+}

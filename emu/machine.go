@@ -124,6 +124,7 @@ type cpu struct {
 	lastMHz       float64
 	mperf, aperf  float64
 	idle, busySec float64
+	joules        float64 // this CPU's share of core energy
 }
 
 // pkgState holds a package's energy counters in joules.
@@ -280,7 +281,18 @@ func (m *Machine) readMSR(c *cpu, addr uint32) (uint64, error) {
 		return c.regs[addr], nil
 	}
 	dom := strings.TrimPrefix(r.Kind, "energy:")
-	return uint64(uint32(m.energyJoules(c.pkg, dom) / m.energyUnit())), nil
+	j := 0.0
+	if dom == "thiscore" {
+		for _, o := range m.cpus {
+			if o.pkg == c.pkg && o.core == c.core {
+				j += o.joules
+			}
+		}
+		j += m.energyStart
+	} else {
+		j = m.energyJoules(c.pkg, dom)
+	}
+	return uint64(uint32(j / m.energyUnit())), nil
 }
 
 // energyJoules returns a domain's energy consumed so far.

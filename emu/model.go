@@ -171,6 +171,7 @@ func (m *Machine) advance() {
 		if refMHz > 0 {
 			w = b * c.ct.ActiveW * math.Pow(mhz/refMHz, p.Exponent)
 		}
+		c.joules += w * dt
 		pkgCoreW[c.pkg] += w
 		pkgBusy[c.pkg] += b
 		pkgN[c.pkg]++
