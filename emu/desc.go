@@ -36,6 +36,9 @@ type Description struct {
 	PowerManagement string `yaml:"power_management"`
 	// Hypervisor: CPUID leaf 1 ECX bit 31 (a guest).
 	Hypervisor bool `yaml:"hypervisor"`
+	// KernelMax is sys/devices/system/cpu/kernel_max, NR_CPUS - 1 of the
+	// emulated kernel (default 8191, the x86-64 distribution value).
+	KernelMax int `yaml:"kernel_max"`
 	// Devices: which /dev/cpu/N files exist ("msr", "cpuid").
 	Devices []string `yaml:"devices"`
 

@@ -323,3 +323,36 @@ func TestProjectReaders(t *testing.T) {
 		}
 	}
 }
+
+// The topology, cache and CPU list files of vm-bare equal this VM's own.
+func TestSysfsMatchesThisVM(t *testing.T) {
+	m, _ := load(t, "vm-bare", 0)
+	var files []string
+	for _, g := range []string{"cpu[0-9]*/topology/*", "cpu[0-9]*/cache/index*/*", "online", "present", "possible", "offline", "kernel_max"} {
+		f, err := filepath.Glob("/sys/devices/system/cpu/" + g)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, f...)
+	}
+	if len(files) < 20 {
+		t.Fatalf("only %d sysfs files on this machine", len(files))
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "/uevent") {
+			continue
+		}
+		real, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := strings.TrimPrefix(f, "/")
+		if _, ok := m.Tree().Walk(rel); !ok {
+			t.Errorf("%s: not emulated", rel)
+			continue
+		}
+		if got, want := read(t, m, rel), strings.TrimSpace(string(real)); got != want {
+			t.Errorf("%s = %q, this VM has %q", rel, got, want)
+		}
+	}
+}

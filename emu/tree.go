@@ -77,7 +77,11 @@ func (m *Machine) buildTree() *vfs.Dir {
 	root.Put(cpuDir+"present", vfs.Const(all.String()))
 	root.Put(cpuDir+"possible", vfs.Const(all.String()))
 	root.Put(cpuDir+"offline", vfs.Const(all.Minus(online).String()))
-	root.Put(cpuDir+"kernel_max", vfs.Const("8191"))
+	kmax := d.KernelMax
+	if kmax == 0 {
+		kmax = 8191
+	}
+	root.Put(cpuDir+"kernel_max", vfs.Const(itoa(kmax)))
 	root.Put("proc/cpuinfo", m.ro(m.cpuinfo))
 	root.Put("proc/stat", &vfs.File{Mode: 0o444, Read: func() ([]byte, error) {
 		m.mu.Lock()
