@@ -83,7 +83,7 @@ run_case() { # NAME HWPPROBE_ARGS BPFTRACE_PROGRAM
 	echo "$summary" | python3 -c '
 import json, sys
 s = json.load(sys.stdin)["summary"]; c = s["counters"]; d = s["duration_ns"] / 1e9
-print("          hwpprobe over %.1f s: %.0f writes/s seen, %.0f matched/s, %.0f delivered/s, %d lost" % (d, c["seen"] / d, c["matched"] / d, c["delivered"] / d, c["lost"]))'
+print("          hwpprobe over %.1f s: %.0f matched/s, %.0f delivered/s, %d lost, %d missed" % (d, c["matched"] / d, c["delivered"] / d, c["lost"], c["missed"]))'
 }
 
 echo "kernel $(uname -r), $(nproc) CPUs, bpftrace $(bpftrace --version | awk '{print $2}'), ${secs}s of timerload per case"
