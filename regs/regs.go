@@ -198,7 +198,7 @@ func writeJSON(b *strings.Builder, v any) error {
 // be nil). It never fails: missing context is replaced by a documented
 // default that is listed in Assumptions.
 func (r *Register) Decode(raw uint64, ctx Context) Decoded {
-	d := Decoded{Register: r.Name, Address: r.Address, Raw: raw}
+	d := Decoded{Register: r.Name, Address: r.Address, Raw: raw, Fields: make([]Field, 0, 16)}
 	if r.decode != nil {
 		r.decode(&d, ctx)
 	}
