@@ -42,6 +42,7 @@ const (
 	ruleNoTurboMax   = "with no_turbo=1 intel_pstate caps the policy maximum at max_freq, the guaranteed level (HWP_CAPABILITIES.guaranteed), so HWP_REQUEST.max should not exceed it (intel_pstate_get_max_freq())"
 	rulePowercap     = "intel_rapl_common.c reads MSR_PKG_POWER_LIMIT for every read of constraint_0 (long_term, PL1) and constraint_1 (short_term, PL2) of the intel-rapl zone, converting with the MSR_RAPL_POWER_UNIT units (time unit truncated to whole µs), so they must match the register; a mismatch means the register changed between the reads or the zone belongs to another register"
 	rulePowercapMMIO = "the package has a second copy of its power limits in MMIO (powercap zone intel-rapl-mmio, driver processor_thermal_rapl), which firmware or thermald may set differently from MSR_PKG_POWER_LIMIT; both copies are programmed into the package, so read both before concluding which PL1/PL2 is in force"
+	ruleAMDLimits    = "amd-pstate converts the policy limits to performance levels with its own highest_perf (shown as amd_pstate_highest_perf) over cpuinfo_max_freq, raises min to the lowest level, and writes them as CPPC_REQ max and min (amd_pstate_update_min_max_limit())"
 	rulePkgControl   = "HWP_REQUEST.Package_Control (bit 42) is set: the fields whose valid bit (63:59) is clear are taken from IA32_HWP_REQUEST_PKG, not from this register (SDM vol. 3B, HWP request); intel_pstate never sets it"
 	ruleHWPEnable    = "intel_pstate in active mode with HWP sets IA32_PM_ENABLE bit 0 at init (intel_pstate_hwp_enable()); HWP_REQUEST is ignored while it is clear"
 )
@@ -101,6 +102,10 @@ func findings(s *Snapshot) []Finding {
 			if sy.EPB != nil && r.EPB != nil && uint64(*sy.EPB) != uint64(r.EPB.Raw) {
 				add(c.CPU, KindDisagreement, "epb", fmt.Sprintf("energy_perf_bias %d", *sy.EPB),
 					fmt.Sprintf("IA32_ENERGY_PERF_BIAS %d", uint64(r.EPB.Raw)), ruleEPB)
+			}
+			boostOff := s.Driver.Boost != nil && *s.Driver.Boost == 0
+			if req := r.CPPCReq; req != nil && strings.HasPrefix(deref(sy.ScalingDriver), "amd-pstate") && !boostOff {
+				checkAMDLimits(c, add)
 			}
 			if req := r.CPPCReq; req != nil {
 				if gov == "performance" && strings.HasSuffix(deref(sy.ScalingDriver), "-epp") {
@@ -265,4 +270,46 @@ func fl(p *float64) string {
 		return na
 	}
 	return strconv.FormatFloat(*p, 'f', 3, 64)
+}
+
+// checkAMDLimits compares scaling_max_freq / scaling_min_freq with CPPC_REQ
+// max / min as amd_pstate_update_min_max_limit() derives them:
+// level = kHz x highest_perf / max_freq, where highest_perf is the driver's
+// (amd_pstate_highest_perf: with preferred cores it is not the per-core
+// CAP1 value) and max_freq is cpuinfo_max_freq; min is kept at or above
+// CAP1.lowest. Newer kernels convert through the nominal level and
+// frequency (freq_to_perf(), clamped to lowest..highest), which lands within
+// one level of this; one level either way is allowed. With boost off some
+// kernels scale by nominal_perf instead, so the caller skips the check then;
+// under the performance policy newer kernels set min to nominal_perf, so
+// min is not compared there.
+func checkAMDLimits(c CPU, add func(int, string, string, string, string, string)) {
+	sy, req, caps := c.Sysfs, c.Registers.CPPCReq, c.Registers.CPPCCap1
+	if sy.AMDHighestPerf == nil || sy.CPUInfoMaxKHz == nil || *sy.CPUInfoMaxKHz <= 0 {
+		return
+	}
+	toPerf := func(khz int64) int64 { return khz * *sy.AMDHighestPerf / *sy.CPUInfoMaxKHz }
+	lowest := int64(0)
+	if caps != nil {
+		lowest = int64(caps.Lowest)
+	}
+	var wantMax, wantMin int64 = -1, -1
+	if sy.ScalingMinKHz != nil {
+		wantMin = max(toPerf(*sy.ScalingMinKHz), lowest)
+	}
+	if sy.ScalingMaxKHz != nil {
+		wantMax = max(toPerf(*sy.ScalingMaxKHz), wantMin)
+		if d := wantMax - int64(req.Max); d > 1 || d < -1 {
+			add(c.CPU, KindDisagreement, "scaling_max_freq",
+				fmt.Sprintf("scaling_max_freq %d kHz, amd_pstate_highest_perf %d: level %d", *sy.ScalingMaxKHz, *sy.AMDHighestPerf, wantMax),
+				fmt.Sprintf("CPPC_REQ.max %d", req.Max), ruleAMDLimits)
+		}
+	}
+	if wantMin >= 0 && deref(sy.ScalingGovernor) != "performance" {
+		if d := wantMin - int64(req.Min); d > 1 || d < -1 {
+			add(c.CPU, KindDisagreement, "scaling_min_freq",
+				fmt.Sprintf("scaling_min_freq %d kHz, amd_pstate_highest_perf %d: level %d", *sy.ScalingMinKHz, *sy.AMDHighestPerf, wantMin),
+				fmt.Sprintf("CPPC_REQ.min %d", req.Min), ruleAMDLimits)
+		}
+	}
 }

@@ -324,6 +324,20 @@ func TestZen4(t *testing.T) {
 			m.CPUFile(7, "cpufreq/energy_performance_preference", "balance_power")
 			m.MSR[7][0xC00102B3] = 0xbf000fa6
 		}, []checkSummary{}},
+		{"scaling_max_freq halved but CPPC_REQ max still highest", func(m *fixture.Machine) {
+			m.CPUFile(5, "cpufreq/scaling_max_freq", "2550000")
+		}, []checkSummary{{KindDisagreement, "scaling_max_freq", "5"}}},
+		{"scaling_max_freq halved and honoured (166 / 2 = 83)", func(m *fixture.Machine) {
+			m.CPUFile(5, "cpufreq/scaling_max_freq", "2550000")
+			m.MSR[5][0xC00102B3] = 0x80000f53
+		}, []checkSummary{}},
+		{"scaling_min_freq raised, CPPC_REQ min left at lowest", func(m *fixture.Machine) {
+			m.CPUFile(6, "cpufreq/scaling_min_freq", "3000000")
+		}, []checkSummary{{KindDisagreement, "scaling_min_freq", "6"}}},
+		{"boost off: limits not compared (scaled by nominal_perf)", func(m *fixture.Machine) {
+			m.Set("sys/devices/system/cpu/cpufreq/boost", "0")
+			m.CPUFile(5, "cpufreq/scaling_max_freq", "2550000")
+		}, []checkSummary{}},
 		{"performance governor keeps EPP 0x80", func(m *fixture.Machine) {
 			m.CPUFile(3, "cpufreq/scaling_governor", "performance")
 		}, []checkSummary{{KindDisagreement, "performance_policy", "3"}}},
