@@ -546,3 +546,19 @@ func TestAMDPerCoreEnergy(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkReadMSR reads APERF of one CPU of the 224-CPU spr-2s, each read
+// advancing every CPU's counters (the cost a sampler pays per register).
+func BenchmarkReadMSR(b *testing.B) {
+	clk := newClock()
+	m, err := Load("spr-2s", WithClock(clk.now), WithLoad(ConstLoad{0.5}))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := 0; b.Loop(); i++ {
+		clk.add(time.Microsecond)
+		if _, err := m.ReadMSR(i%224, 0xE8); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -87,14 +87,18 @@ type Machine struct {
 	load        LoadSource
 	energyStart float64
 
-	mu    sync.Mutex
-	boot  time.Time
-	last  time.Time
-	cpus  []*cpu
-	pkgs  []*pkgState
-	psysJ float64
-	intel intelGlobal
-	tree  *vfs.Dir // built once by Tree
+	msrs map[msrKey]MSR // the description's registers by address and core type
+
+	mu     sync.Mutex
+	boot   time.Time
+	last   time.Time
+	loadAt time.Time // when busy was last read from the load source
+	busy   []float64
+	cpus   []*cpu
+	pkgs   []*pkgState
+	psysJ  float64
+	intel  intelGlobal
+	tree   *vfs.Dir // built once by Tree
 }
 
 // cpu is one logical CPU: topology, model state and counters.
@@ -134,7 +138,10 @@ type pkgState struct {
 
 // New builds a machine from a parsed description.
 func New(d *Description, opts ...Option) (*Machine, error) {
-	m := &Machine{desc: d, now: time.Now}
+	m := &Machine{desc: d, now: time.Now, msrs: map[msrKey]MSR{}}
+	for _, r := range d.MSRs {
+		m.msrs[msrKey{r.Addr, r.CoreType}] = r
+	}
 	for _, o := range opts {
 		o(m)
 	}
@@ -221,22 +228,21 @@ func (m *Machine) Description() *Description { return m.desc }
 // NumCPUs returns the number of emulated CPUs (online or not).
 func (m *Machine) NumCPUs() int { return len(m.cpus) }
 
-// msrEntry finds the description's entry for addr on c.
+// msrKey indexes the description's registers; coreType is "" for an
+// entry that applies to every CPU.
+type msrKey struct {
+	addr     uint32
+	coreType string
+}
+
+// msrEntry finds the description's entry for addr on c: the one for c's
+// core type, else the one for all CPUs.
 func (m *Machine) msrEntry(c *cpu, addr uint32) (MSR, bool) {
-	var any MSR
-	found := false
-	for _, r := range m.desc.MSRs {
-		if r.Addr != addr {
-			continue
-		}
-		if r.CoreType == c.ctName {
-			return r, true
-		}
-		if r.CoreType == "" {
-			any, found = r, true
-		}
+	if r, ok := m.msrs[msrKey{addr, c.ctName}]; ok {
+		return r, true
 	}
-	return any, found
+	r, ok := m.msrs[msrKey{addr, ""}]
+	return r, ok
 }
 
 func (m *Machine) constMSR(c *cpu, addr uint32) (uint64, bool) {
@@ -307,12 +313,7 @@ func (m *Machine) energyJoules(pkg int, dom string) float64 {
 // bits 12:8 of the unit register (SDM vol. 3B 15.10.1; the same layout in
 // AMD's MSR C001_0299).
 func (m *Machine) energyUnit() float64 {
-	u := uint64(0)
-	for _, r := range m.desc.MSRs {
-		if r.Addr == m.desc.RAPL.UnitMSR {
-			u = r.Value
-		}
-	}
+	u := m.msrs[msrKey{m.desc.RAPL.UnitMSR, ""}].Value
 	return 1 / float64(uint64(1)<<(u>>8&0x1f))
 }
 

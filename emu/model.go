@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Errors handed to readers unchanged (the real drivers' answers).
@@ -147,7 +148,13 @@ func (m *Machine) advance() {
 		return
 	}
 	m.last = now
-	busy := m.load.Busy()
+	// The kernel's tick is 10 ms: a load source read more often than
+	// that says nothing new, so the fractions are reused.
+	if m.busy == nil || now.Sub(m.loadAt) >= 10*time.Millisecond || now.Before(m.loadAt) {
+		m.busy = m.load.Busy()
+		m.loadAt = now
+	}
+	busy := m.busy
 	tscHz := float64(m.desc.TSCMHz) * 1e6
 	p := m.desc.Power
 	pkgCoreW := make([]float64, len(m.pkgs))
