@@ -36,7 +36,7 @@ const (
 	ruleAMDEPP       = "amd-pstate writes the EPP of the table (drivers/cpufreq/amd-pstate.c) into MSR_AMD_CPPC_REQ bits 31:24 and shows its cached request, so a mismatch means the register was written behind the driver's back"
 	ruleAMDPerf      = "amd-pstate in active (EPP) mode writes EPP 0 under the performance policy (amd_pstate_epp_update_limit()); it no longer forces min = max since commit 0c411b39e4f4 (2024)"
 	ruleEPB          = "energy_perf_bias prints the whole IA32_ENERGY_PERF_BIAS, read live on every read (energy_perf_bias_show(), arch/x86/kernel/cpu/intel_epb.c), so a mismatch means the register changed between the two reads; since 6.18 intel_pstate never writes EPB"
-	ruleMax          = "intel_pstate converts scaling_max_freq to a performance level and caps it at DIV_ROUND_UP(highest x max_perf_pct, 100) before writing HWP_REQUEST.max (intel_pstate_update_perf_limits())"
+	ruleMax          = "intel_pstate converts scaling_max_freq to a performance level, caps it at DIV_ROUND_UP(highest x max_perf_pct, 100) and keeps it at or above the scaling_min_freq level before writing HWP_REQUEST.max (intel_pstate_update_perf_limits())"
 	ruleMin          = "intel_pstate converts scaling_min_freq the same way, raises it to min_perf_pct of the turbo maximum and keeps it at or below max before writing HWP_REQUEST.min (intel_pstate_update_perf_limits())"
 	ruleNoTurboMSR   = "IA32_MISC_ENABLE bit 38 (turbo disable, set by firmware) makes intel_pstate show no_turbo=1 and refuse to clear it (EPERM \"Turbo disabled by BIOS or unavailable on processor\"; update_turbo_state())"
 	ruleNoTurboMax   = "with no_turbo=1 intel_pstate caps the policy maximum at max_freq, the guaranteed level (HWP_CAPABILITIES.guaranteed), so HWP_REQUEST.max should not exceed it (intel_pstate_get_max_freq())"
@@ -151,11 +151,20 @@ func checkLimits(c CPU, ip *IntelPstate, noTurbo bool, add func(int, string, str
 		}
 		return (turboMax**p + 99) / 100 // DIV_ROUND_UP(turbo_max * pct, 100)
 	}
-	globalMax := pct(ip.MaxPerfPct, turboMax)
-	wantMax := globalMax
+	maxPolicy, minPolicy := turboMax, int64(0)
 	if sy.ScalingMaxKHz != nil {
-		wantMax = min(toPerf(*sy.ScalingMaxKHz), globalMax)
+		maxPolicy = toPerf(*sy.ScalingMaxKHz)
 	}
+	if sy.ScalingMinKHz != nil {
+		minPolicy = min(toPerf(*sy.ScalingMinKHz), maxPolicy)
+	}
+	globalMax := pct(ip.MaxPerfPct, turboMax)
+	globalMin := min(pct(ip.MinPerfPct, 0), globalMax)
+	// The order of intel_pstate_update_perf_limits(): the policy minimum
+	// wins over max_perf_pct, the policy maximum over min_perf_pct.
+	wantMin := min(max(minPolicy, globalMin), maxPolicy)
+	wantMax := max(minPolicy, min(maxPolicy, globalMax))
+	wantMin = min(wantMin, wantMax)
 	if d := wantMax - int64(req.Max); d > 1 || d < -1 {
 		add(c.CPU, KindDisagreement, "scaling_max_freq",
 			fmt.Sprintf("scaling_max_freq %d kHz, max_perf_pct %s: level %d", derefInt(sy.ScalingMaxKHz), pctString(ip.MaxPerfPct), wantMax),
@@ -164,11 +173,6 @@ func checkLimits(c CPU, ip *IntelPstate, noTurbo bool, add func(int, string, str
 	if deref(sy.ScalingGovernor) == "performance" {
 		return // min = max: covered by performance_policy
 	}
-	wantMin := min(pct(ip.MinPerfPct, 0), globalMax)
-	if sy.ScalingMinKHz != nil {
-		wantMin = max(toPerf(*sy.ScalingMinKHz), wantMin)
-	}
-	wantMin = min(wantMin, wantMax)
 	if d := wantMin - int64(req.Min); d > 1 || d < -1 {
 		add(c.CPU, KindDisagreement, "scaling_min_freq",
 			fmt.Sprintf("scaling_min_freq %d kHz, min_perf_pct %s: level %d", derefInt(sy.ScalingMinKHz), pctString(ip.MinPerfPct), wantMin),

@@ -544,3 +544,23 @@ func TestMSRCapability(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitOrder follows intel_pstate_update_perf_limits() on the LP E-core
+// cpu13 (highest 21): with max_perf_pct 60 the global maximum is
+// DIV_ROUND_UP(21 * 60, 100) = 13, but scaling_min_freq 1.5 GHz is level 15
+// and max_perf_ratio = max(min_policy_perf, min(max_policy_perf, global_max))
+// = 15: the policy minimum wins, and the kernel writes min = max = 15.
+func TestLimitOrder(t *testing.T) {
+	m := fixture.MeteorLakeU()
+	m.Set("sys/devices/system/cpu/intel_pstate/max_perf_pct", "60")
+	m.CPUFile(13, "cpufreq/scaling_min_freq", "1500000")
+	m.MSR[13][0x774] = 64<<24 | 15<<8 | 15
+	if diff := cmp.Diff([]checkSummary{}, checks(build(t, m, "13"))); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+	m.MSR[13][0x774] = 64<<24 | 13<<8 | 13 // max_perf_pct applied over the policy minimum
+	want := []checkSummary{{KindDisagreement, "scaling_max_freq", "13"}, {KindDisagreement, "scaling_min_freq", "13"}}
+	if diff := cmp.Diff(want, checks(build(t, m, "13"))); diff != "" {
+		t.Errorf("findings (-want +got):\n%s", diff)
+	}
+}

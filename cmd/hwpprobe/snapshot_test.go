@@ -261,6 +261,18 @@ func TestSnapshotEmulated(t *testing.T) {
 		if r := s.Groups[1].CPUs[0].Registers.HWPRequest; r == nil || r.EPP != 179 {
 			t.Errorf("cpu5 HWP_REQUEST %+v, want EPP 179 (Meteor Lake balance_power)", r)
 		}
+		// Limits set through sysfs: the emulated intel_pstate converts them
+		// into HWP_REQUEST, and snapshot's own conversion must agree.
+		if err := os.WriteFile(filepath.Join(root, "sys/devices/system/cpu/intel_pstate/max_perf_pct"), []byte("60"), 0); err != nil {
+			t.Fatal(err)
+		}
+		write(4, "scaling_max_freq", "2000000")
+		write(1, "scaling_min_freq", "3000000")
+		write(13, "scaling_min_freq", "1500000")
+		s = snapshotJSON(t, "--root", root, "snapshot")
+		if diff := cmp.Diff([]string{"note performance_policy 0"}, findingSet(s)); diff != "" {
+			t.Errorf("findings after limit changes (-want +got):\n%s\n%+v", diff, s.Findings)
+		}
 	})
 	t.Run("zen4-amd-pstate", func(t *testing.T) {
 		root := mountEmulated(t, "zen4-amd-pstate")
