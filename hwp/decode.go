@@ -218,17 +218,47 @@ func DecodeTurboRatioLimit(v uint64) []TurboGroup {
 // DecodeTurboRatioGroups decodes MSR_TURBO_RATIO_LIMIT with the active
 // core count of each group taken from MSR_TURBO_RATIO_LIMIT1 (0x1AE) on
 // parts with group limits: byte i of ratios applies up to byte i of
-// counts cores. Groups whose ratio or count is 0 are omitted.
+// counts cores. Groups whose ratio is 0 are omitted (turbostat.c,
+// dump_turbo_ratio_limits).
 func DecodeTurboRatioGroups(ratios, counts uint64) []TurboGroup {
 	var g []TurboGroup
 	for i := uint(0); i < 8; i++ {
 		r, c := uint8(ratios>>(8*i)), uint8(counts>>(8*i))
-		if r == 0 || c == 0 {
+		if r == 0 {
 			continue
 		}
 		g = append(g, TurboGroup{Cores: c, Ratio: r})
 	}
 	return g
+}
+
+// TRL1Layout is what MSR_TURBO_RATIO_LIMIT1 (0x1AE) holds on a CPU.
+type TRL1Layout int
+
+// Layouts of MSR_TURBO_RATIO_LIMIT1.
+const (
+	TRL1Unknown     TRL1Layout = iota // model not known here
+	TRL1CoreCounts                    // active-core count of each group of MSR_TURBO_RATIO_LIMIT
+	TRL1Ratios9To16                   // ratio limits for 9 to 16 active cores
+)
+
+// TurboRatioLimit1Layout returns the layout of MSR_TURBO_RATIO_LIMIT1 on a
+// family 6 model as turbostat.c reads it: core counts on the parts with
+// turbo ratio group limits (TRL_CORECOUNT: Skylake-X, Ice Lake-X/D,
+// Sapphire/Emerald/Granite Rapids, Sierra Forest, Grand Ridge; and the
+// Goldmont/Tremont Atoms), ratios for 9-16 cores on Ivy Bridge-EP and
+// Haswell-EP (TRL_LIMIT1).
+func TurboRatioLimit1Layout(family, model uint32) TRL1Layout {
+	if family != 6 {
+		return TRL1Unknown
+	}
+	switch model {
+	case 0x55, 0x6A, 0x6C, 0x8F, 0xCF, 0xAD, 0xAE, 0xAF, 0xB6, 0x5C, 0x5F, 0x86:
+		return TRL1CoreCounts
+	case 0x3E, 0x3F:
+		return TRL1Ratios9To16
+	}
+	return TRL1Unknown
 }
 
 // CPPCCap1 is AMD MSR_AMD_CPPC_CAP1 (0xC00102B0). The field order is the

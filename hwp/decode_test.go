@@ -314,3 +314,24 @@ func TestLimitReasons(t *testing.T) {
 		}
 	}
 }
+
+// TestTurboRatioLimit1Layout: turbostat.c platform_features, trl_msrs:
+// TRL_CORECOUNT for skx/icx/spr, TRL_LIMIT1 for ivx/hsx, TRL_BASE only for
+// the clients (hsw, skl, adl ...).
+func TestTurboRatioLimit1Layout(t *testing.T) {
+	for _, tt := range []struct {
+		model uint32
+		want  TRL1Layout
+	}{
+		{0x55, TRL1CoreCounts}, {0x6A, TRL1CoreCounts}, {0x8F, TRL1CoreCounts},
+		{0x3E, TRL1Ratios9To16}, {0x3F, TRL1Ratios9To16},
+		{0x45, TRL1Unknown}, {0x9A, TRL1Unknown},
+	} {
+		if got := TurboRatioLimit1Layout(6, tt.model); got != tt.want {
+			t.Errorf("model %#x: %v, want %v", tt.model, got, tt.want)
+		}
+	}
+	if TurboRatioLimit1Layout(0x19, 0x61) != TRL1Unknown {
+		t.Error("AMD family 0x19 has no MSR_TURBO_RATIO_LIMIT1")
+	}
+}

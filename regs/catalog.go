@@ -54,11 +54,12 @@ func registers() []*Register {
 		{Name: "MSR_TEMPERATURE_TARGET", Address: hwp.MSR_TEMPERATURE_TARGET, Scope: Package,
 			Doc: "TjMax and TCC activation offset", decode: decodeTemperatureTarget},
 		{Name: "MSR_TURBO_RATIO_LIMIT", Address: hwp.MSR_TURBO_RATIO_LIMIT, Scope: Package,
-			Uses: []uint32{hwp.MSR_TURBO_RATIO_LIMIT1},
+			Uses: []uint32{hwp.MSR_TURBO_RATIO_LIMIT1, CPUSignature},
 			Doc:  "maximum turbo ratio by number of active cores", decode: decodeTurboRatioLimit},
 		{Name: "MSR_TURBO_RATIO_LIMIT1", Address: hwp.MSR_TURBO_RATIO_LIMIT1, Scope: Package,
 			Aliases: []string{"MSR_TURBO_RATIO_LIMIT_CORES"},
-			Doc:     "turbo group core counts (group-limit parts)", decode: decodeTurboRatioLimit1},
+			Uses:    []uint32{CPUSignature},
+			Doc:     "turbo group core counts (group-limit parts) or ratios for 9-16 cores (Ivy Bridge-EP, Haswell-EP)", decode: decodeTurboRatioLimit1},
 		{Name: "IA32_ENERGY_PERF_BIAS", Address: hwp.MSR_IA32_ENERGY_PERF_BIAS, Scope: Thread,
 			Aliases: []string{"EPB"},
 			Doc:     "energy/performance bias hint (EPB)", decode: decodeEPB},
@@ -367,9 +368,22 @@ func decodeThermStatus(pkg bool) func(*Decoded, Context) {
 	}
 }
 
+// trl1Layout returns the layout of MSR_TURBO_RATIO_LIMIT1 for the CPU in
+// the context, core counts (with an assumption) when the model is unknown.
+func trl1Layout(d *Decoded, ctx Context) hwp.TRL1Layout {
+	sig, ok := ctx[CPUSignature]
+	if ok {
+		if l := hwp.TurboRatioLimit1Layout(FamilyModel(sig)); l != hwp.TRL1Unknown {
+			return l
+		}
+	}
+	d.assume("MSR_TURBO_RATIO_LIMIT1 read as group core counts (turbo ratio group limits: Atom, Skylake-X and later servers); " +
+		"on Ivy Bridge-EP and Haswell-EP it holds ratios for 9-16 active cores instead (give --cpu)")
+	return hwp.TRL1CoreCounts
+}
+
 func decodeTurboRatioLimit(d *Decoded, ctx Context) {
-	if counts, ok := ctx[hwp.MSR_TURBO_RATIO_LIMIT1]; ok {
-		d.assume("MSR_TURBO_RATIO_LIMIT1 0x%x read as group core counts (turbo ratio group limits: Atom, Skylake-X and later servers, hybrid)", counts)
+	if counts, ok := ctx[hwp.MSR_TURBO_RATIO_LIMIT1]; ok && trl1Layout(d, ctx) == hwp.TRL1CoreCounts {
 		var parts []string
 		for i, g := range hwp.DecodeTurboRatioGroups(d.Raw, counts) {
 			d.add(fmt.Sprintf("group%d_cores", i+1), uint64(g.Cores))
@@ -379,19 +393,27 @@ func decodeTurboRatioLimit(d *Decoded, ctx Context) {
 		d.Summary = strings.Join(parts, " ")
 		return
 	}
+	decodeRatios(d, 1)
+}
+
+// decodeRatios decodes 8 ratio bytes for first .. first+7 active cores.
+func decodeRatios(d *Decoded, first int) {
 	var parts []string
 	for i := 0; i < 8; i++ {
 		r := uint8(d.Raw >> (8 * i))
-		d.add(fmt.Sprintf("ratio_%dc", i+1), uint64(r))
+		d.add(fmt.Sprintf("ratio_%dc", first+i), uint64(r))
 		if r != 0 {
-			parts = append(parts, fmt.Sprintf("%dc %d", i+1, r))
+			parts = append(parts, fmt.Sprintf("%dc %d", first+i, r))
 		}
 	}
 	d.Summary = strings.Join(parts, " ")
 }
 
-func decodeTurboRatioLimit1(d *Decoded, _ Context) {
-	d.assume("read as group core counts (parts with turbo ratio group limits); on Ivy Bridge-EP and Haswell-EP this register holds ratios for 9-16 active cores instead")
+func decodeTurboRatioLimit1(d *Decoded, ctx Context) {
+	if trl1Layout(d, ctx) == hwp.TRL1Ratios9To16 {
+		decodeRatios(d, 9)
+		return
+	}
 	var parts []string
 	for i := 0; i < 8; i++ {
 		c := uint8(d.Raw >> (8 * i))

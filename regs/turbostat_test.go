@@ -18,7 +18,7 @@ import (
 // turbostatValues draws one random machine state: every register turbostat
 // decodes on a Haswell-ULT, within the ranges turbostat needs to run (a
 // non-zero TDP and RAPL time unit, TjMax above the readouts).
-func turbostatValues(rng *rand.Rand) map[uint32]uint64 {
+func turbostatValues(rng *rand.Rand, model uint32) map[uint32]uint64 {
 	bits := func(n uint) uint64 { return rng.Uint64() & (1<<n - 1) }
 	pick := func(bs ...uint) uint64 {
 		var v uint64
@@ -34,7 +34,7 @@ func turbostatValues(rng *rand.Rand) map[uint32]uint64 {
 	therm := func() uint64 {
 		return 1<<31 | (1+bits(3))<<27 | uint64(rng.IntN(int(tj)))<<16 | bits(12)
 	}
-	return map[uint32]uint64{
+	v := map[uint32]uint64{
 		hwp.MSR_IA32_MISC_ENABLE:            pick(0, 3, 7, 9, 11, 12, 16, 18, 22, 34, 38),
 		hwp.MSR_PLATFORM_INFO:               (1+bits(3))<<40 | base<<8,
 		hwp.MSR_TURBO_RATIO_LIMIT:           rng.Uint64(),
@@ -56,6 +56,10 @@ func turbostatValues(rng *rand.Rand) map[uint32]uint64 {
 		hwp.MSR_IA32_THERM_STATUS:         therm(),
 		hwp.MSR_IA32_PACKAGE_THERM_STATUS: therm() &^ (0xf<<27 | 1<<31 | 0xf000),
 	}
+	if hwp.TurboRatioLimit1Layout(6, model) != hwp.TRL1Unknown {
+		v[hwp.MSR_TURBO_RATIO_LIMIT1] = rng.Uint64()
+	}
+	return v
 }
 
 var (
@@ -73,10 +77,15 @@ var (
 func TestTurbostat(t *testing.T) {
 	tool, so, stat, cpus := refSetup(t, "turbostat")
 	rng := rand.New(rand.NewPCG(3, 4))
-	const rounds = 10
+	// Haswell-ULT has turbostat's limit-reason tables; Haswell-X keeps
+	// ratios for 9-16 cores in MSR_TURBO_RATIO_LIMIT1, Skylake-X group
+	// core counts.
+	models := []uint32{0x45, 0x3f, 0x55}
+	const rounds = 12
 	checked := map[string]int{}
 	for round := 0; round < rounds; round++ {
-		vals := turbostatValues(rng)
+		model := models[round%len(models)]
+		vals := turbostatValues(rng, model)
 		epb := rng.IntN(16)
 		files := map[string]string{
 			"sys/devices/system/cpu/present":  fmt.Sprintf("0-%d\n", cpus-1),
@@ -88,8 +97,9 @@ func TestTurbostat(t *testing.T) {
 			Env:   []string{"HWPEMU_RLIMIT_NOFILE_CAP=1"},
 			Until: `re-initialized|jitter|Avg_MHz|Busy%`,
 			CPUID: map[uint32][4]uint32{
-				// Haswell-ULT signature 0x40651 (family 6, model 0x45).
-				1: {0x40651, 0x100800, 0x7ffafbbf, 0xbfebfbff},
+				// Family 6 and the model, stepping 1 (Haswell-ULT is
+				// 0x40651).
+				1: {uint32(Signature(6, model)) | 1, 0x100800, 0x7ffafbbf, 0xbfebfbff},
 				// Leaf 6 as for HWP machines, plus PTM (EAX bit 6) so
 				// that the package thermal status is read.
 				6: {0xfc7, 0, 0x9, 0},
@@ -111,7 +121,7 @@ func TestTurbostat(t *testing.T) {
 			}
 		}
 		out := string(runRef(t, spec))
-		compareTurbostat(t, out, vals, epb, checked)
+		compareTurbostat(t, out, vals, model, epb, checked)
 		if t.Failed() {
 			t.Logf("turbostat output:\n%s", out)
 			return
@@ -121,22 +131,22 @@ func TestTurbostat(t *testing.T) {
 		"IA32_HWP_CAPABILITIES", "IA32_HWP_REQUEST", "IA32_HWP_REQUEST_PKG", "IA32_HWP_INTERRUPT", "IA32_HWP_STATUS",
 		"MSR_CORE_PERF_LIMIT_REASONS_HSW", "MSR_GFX_PERF_LIMIT_REASONS", "MSR_RING_PERF_LIMIT_REASONS",
 		"MSR_RAPL_POWER_UNIT", "MSR_PKG_POWER_INFO", "MSR_PKG_POWER_LIMIT", "MSR_TEMPERATURE_TARGET",
-		"IA32_THERM_STATUS", "IA32_PACKAGE_THERM_STATUS", "EPB"} {
-		if checked[name] < rounds {
-			t.Errorf("%s compared %d times, want %d: %v", name, checked[name], rounds, checked)
+		"IA32_THERM_STATUS", "IA32_PACKAGE_THERM_STATUS", "EPB", "MSR_TURBO_RATIO_LIMIT1"} {
+		if checked[name] == 0 {
+			t.Errorf("%s never compared: %v", name, checked)
 		}
 	}
 	t.Logf("compared with turbostat: %v", checked)
 }
 
 // compareTurbostat checks turbostat's dump of vals against our decodes.
-func compareTurbostat(t *testing.T, out string, vals map[uint32]uint64, epb int, checked map[string]int) {
+func compareTurbostat(t *testing.T, out string, vals map[uint32]uint64, model uint32, epb int, checked map[string]int) {
 	t.Helper()
 	ctx := Context{}
 	for a, v := range vals {
 		ctx[a] = v
 	}
-	ctx[CPUSignature] = Signature(6, 0x45)
+	ctx[CPUSignature] = Signature(6, model)
 	dec := func(addr uint32) Decoded {
 		r, _ := ByAddress(addr)
 		return r.Decode(vals[addr], ctx)
@@ -158,7 +168,7 @@ func compareTurbostat(t *testing.T, out string, vals map[uint32]uint64, epb int,
 					t.Errorf("turbostat %q; we %s", line, d.Text())
 				}
 				checked["MSR_PLATFORM_INFO"]++
-			case last == "MSR_TURBO_RATIO_LIMIT" && m[3] != "":
+			case (last == "MSR_TURBO_RATIO_LIMIT" || last == "MSR_TURBO_RATIO_LIMIT1") && m[3] != "":
 				ratios = append(ratios, m[3]+"c "+m[1])
 			}
 			continue
@@ -218,8 +228,11 @@ func compareTurbostat(t *testing.T, out string, vals map[uint32]uint64, epb int,
 				want += fmt.Sprintf(" pkg 0x%x", u(d, "package_control"))
 			}
 		case hwp.MSR_TEMPERATURE_TARGET:
-			// Haswell has no TCC offset bits in turbostat: "(%d C)" is TjMax.
-			want = fmt.Sprintf("%d C", d.Fields[0].Value)
+			// Models without TCC offset bits in turbostat print "(%d C)",
+			// TjMax; the others print our form.
+			if !strings.Contains(got, "default") {
+				want = fmt.Sprintf("%d C", d.Fields[0].Value)
+			}
 		case hwp.MSR_IA32_THERM_STATUS, hwp.MSR_IA32_PACKAGE_THERM_STATUS:
 			want, _, _ = strings.Cut(want, ", active:")
 		case rapl.MSR_PKG_POWER_LIMIT:
@@ -231,11 +244,19 @@ func compareTurbostat(t *testing.T, out string, vals map[uint32]uint64, epb int,
 			// turbostat leaves ", " after each name.
 			got = strings.ReplaceAll(got, ", )", ")")
 			got = strings.TrimSuffix(got, ", ")
-		case hwp.MSR_TURBO_RATIO_LIMIT:
-			for i := 1; i <= 8; i++ {
-				if r := u(d, fmt.Sprintf("ratio_%dc", i)); r != 0 {
-					wantRatios = append(wantRatios, fmt.Sprintf("%dc %d", i, r))
+		case hwp.MSR_TURBO_RATIO_LIMIT, hwp.MSR_TURBO_RATIO_LIMIT1:
+			// The "N * 100.0 = ... max turbo C active cores" lines.
+			for i := 1; i <= 16; i++ {
+				if v, ok := d.Field(fmt.Sprintf("ratio_%dc", i)); ok && v.(uint64) != 0 {
+					wantRatios = append(wantRatios, fmt.Sprintf("%dc %d", i, v))
 				}
+				if v, ok := d.Field(fmt.Sprintf("group%d_ratio", i)); ok {
+					c, _ := d.Field(fmt.Sprintf("group%d_cores", i))
+					wantRatios = append(wantRatios, fmt.Sprintf("%dc %d", c, v))
+				}
+			}
+			if len(d.Assumptions) > 0 {
+				t.Errorf("%s with --cpu 6:%#x: assumptions %q", r.Name, model, d.Assumptions)
 			}
 			checked[r.Name]++
 			continue
