@@ -284,6 +284,23 @@ func TestSnapshotEmulated(t *testing.T) {
 		if c.Registers.CPPCReq == nil || c.Registers.CPPCReq.EPP != 0x80 || c.Sysfs.EPP == nil || *c.Sysfs.EPP != "balance_performance" {
 			t.Errorf("cpu0 CPPC_REQ %+v, sysfs EPP %v", c.Registers.CPPCReq, c.Sysfs.EPP)
 		}
+		// Limits and EPP set through the emulated amd-pstate's sysfs must
+		// come out consistent with the registers it writes.
+		for file, v := range map[string]string{"cpu2/cpufreq/scaling_max_freq": "3000000", "cpu3/cpufreq/scaling_min_freq": "4000000", "cpu1/cpufreq/energy_performance_preference": "power"} {
+			if err := os.WriteFile(filepath.Join(root, "sys/devices/system/cpu", file), []byte(v), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s = snapshotJSON(t, "--root", root, "snapshot", "-C", "0-3")
+		if diff := cmp.Diff([]string{}, findingSet(s)); diff != "" {
+			t.Errorf("findings after changes (-want +got):\n%s\n%+v", diff, s.Findings)
+		}
+		if c := s.Groups[0].CPUs[2]; c.Sysfs.AMDHighestPerf == nil || c.Registers.CPPCReq == nil || c.Registers.CPPCReq.Max >= c.Registers.CPPCCap1.Highest {
+			t.Errorf("cpu2: amd_pstate_highest_perf %v, CPPC_REQ %+v: the limit check had nothing to compare", c.Sysfs.AMDHighestPerf, c.Registers.CPPCReq)
+		}
+		if r := s.Groups[0].CPUs[1].Registers.CPPCReq; r == nil || r.EPP != 0xFF {
+			t.Errorf("cpu1 CPPC_REQ %+v, want EPP 0xFF (power)", r)
+		}
 	})
 	t.Run("vm-bare", func(t *testing.T) {
 		root := mountEmulated(t, "vm-bare")
