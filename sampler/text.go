@@ -99,7 +99,7 @@ var columns = []column{
 		if p.LimitReasons.Src == SrcNone {
 			return "-"
 		}
-		return fmt.Sprintf("%#06x", p.LimitReasons.Raw&0xffff)
+		return fmt.Sprintf("0x%04x", p.LimitReasons.Raw&0xffff)
 	}, sum: func(*Summary, []CPU, []int) string { return "" }},
 }
 
