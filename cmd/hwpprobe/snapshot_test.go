@@ -273,6 +273,18 @@ func TestSnapshotEmulated(t *testing.T) {
 		if diff := cmp.Diff([]string{"note performance_policy 0"}, findingSet(s)); diff != "" {
 			t.Errorf("findings after limit changes (-want +got):\n%s\n%+v", diff, s.Findings)
 		}
+		for file, v := range map[string]string{"no_turbo": "1", "min_perf_pct": "50"} {
+			if err := os.WriteFile(filepath.Join(root, "sys/devices/system/cpu/intel_pstate", file), []byte(v), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s = snapshotJSON(t, "--root", root, "snapshot")
+		if diff := cmp.Diff([]string{"note performance_policy 0"}, findingSet(s)); diff != "" {
+			t.Errorf("findings after no_turbo 1, min_perf_pct 50 (-want +got):\n%s\n%+v", diff, s.Findings)
+		}
+		if r := s.Groups[0].CPUs[1].Registers.HWPRequest; r == nil || r.Max != s.Groups[0].CPUs[1].Registers.HWPCapabilities.Guaranteed {
+			t.Errorf("cpu1 HWP_REQUEST %+v under no_turbo: max is not the guaranteed level", r)
+		}
 	})
 	t.Run("zen4-amd-pstate", func(t *testing.T) {
 		root := mountEmulated(t, "zen4-amd-pstate")
