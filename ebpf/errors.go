@@ -22,6 +22,9 @@ var (
 	ErrBadFormat = errors.New("unparsable tracepoint format")
 	// ErrTooManyMSRs: more MSR numbers than the in-kernel filter holds.
 	ErrTooManyMSRs = errors.New("too many MSRs")
+	// ErrBadOptions: Options that cannot work (nothing to trace, a CPU out
+	// of range, a ring buffer size that is not a power of two).
+	ErrBadOptions = errors.New("bad tracer options")
 	// ErrClosed: the Tracer was closed.
 	ErrClosed = errors.New("tracer closed")
 )

@@ -135,7 +135,7 @@ const (
 // ErrNoRingBuf and ErrTracepointMissing. Close the Tracer when done.
 func Open(opts Options) (*Tracer, error) {
 	if len(opts.MSRs) == 0 && len(opts.Events) == 0 {
-		return nil, errors.New("ebpf: nothing to trace: no MSRs and no tracepoints")
+		return nil, fmt.Errorf("ebpf: nothing to trace: no MSRs and no tracepoints: %w", ErrBadOptions)
 	}
 	if len(opts.MSRs) > MaxMSRs {
 		return nil, fmt.Errorf("ebpf: %d MSRs, the in-kernel filter holds %d: %w", len(opts.MSRs), MaxMSRs, ErrTooManyMSRs)
@@ -143,7 +143,7 @@ func Open(opts Options) (*Tracer, error) {
 	var mask [MaxCPUs / 64]uint64
 	for _, c := range opts.CPUs {
 		if c < 0 || c >= MaxCPUs {
-			return nil, fmt.Errorf("ebpf: CPU %d out of range 0-%d", c, MaxCPUs-1)
+			return nil, fmt.Errorf("ebpf: CPU %d out of range 0-%d: %w", c, MaxCPUs-1, ErrBadOptions)
 		}
 		mask[c/64] |= 1 << (c % 64)
 	}
@@ -152,7 +152,7 @@ func Open(opts Options) (*Tracer, error) {
 		ring = DefaultRingBytes
 	}
 	if ring < os.Getpagesize() || ring&(ring-1) != 0 {
-		return nil, fmt.Errorf("ebpf: ring buffer size %d: want a power of two of at least %d", ring, os.Getpagesize())
+		return nil, fmt.Errorf("ebpf: ring buffer size %d: want a power of two of at least %d: %w", ring, os.Getpagesize(), ErrBadOptions)
 	}
 	wake := opts.WakeupBytes
 	if wake == 0 {
@@ -180,12 +180,16 @@ func Open(opts Options) (*Tracer, error) {
 		}
 	}
 	formats := make(map[uint16]*Format)
+	var events []string // opts.Events without duplicates
 	for _, ev := range opts.Events {
 		f, err := ReadFormat(tracefs, ev)
 		if err != nil {
 			return nil, fmt.Errorf("ebpf: %w", err)
 		}
-		formats[f.ID] = f
+		if formats[f.ID] == nil {
+			formats[f.ID] = f
+			events = append(events, ev)
+		}
 	}
 
 	if err := checkKernel(); err != nil {
@@ -218,7 +222,7 @@ func Open(opts Options) (*Tracer, error) {
 			return nil, err
 		}
 	}
-	for _, ev := range opts.Events {
+	for _, ev := range events {
 		if err := t.attach(ev, t.objs.TpRecord); err != nil {
 			t.Close()
 			return nil, err

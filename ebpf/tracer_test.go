@@ -463,10 +463,13 @@ func TestOpenErrors(t *testing.T) {
 			t.Errorf("%s: Open = %v, want %v", tt.name, err, tt.want)
 		}
 	}
-	for _, opts := range []Options{{}, {MSRs: []uint32{1}, CPUs: []int{-1}}, {MSRs: []uint32{1}, RingBytes: 5000}} {
-		if tr, err := Open(opts); err == nil {
+	for _, opts := range []Options{{}, {MSRs: []uint32{1}, CPUs: []int{-1}}, {MSRs: []uint32{1}, CPUs: []int{MaxCPUs}}, {MSRs: []uint32{1}, RingBytes: 5000}} {
+		tr, err := Open(opts)
+		if err == nil {
 			tr.Close()
-			t.Errorf("Open(%+v) succeeded", opts)
+		}
+		if !errors.Is(err, ErrBadOptions) {
+			t.Errorf("Open(%+v) = %v, want ErrBadOptions", opts, err)
 		}
 	}
 }
