@@ -3,6 +3,7 @@ package emu
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,9 +11,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
 	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // These tests compare the emulated files with the real ones of the
@@ -354,5 +357,95 @@ func TestSysfsMatchesThisVM(t *testing.T) {
 		if got, want := read(t, m, rel), strings.TrimSpace(string(real)); got != want {
 			t.Errorf("%s = %q, this VM has %q", rel, got, want)
 		}
+	}
+}
+
+// cpuidOf adapts a Machine to the cpuid package's Reader, as
+// /dev/cpu/N/cpuid would serve it.
+type cpuidOf struct{ m *Machine }
+
+func (c cpuidOf) CPUID(cpu int, leaf, sub uint32) (cpuid.Regs, error) {
+	r, err := c.m.CPUID(cpu, leaf, sub)
+	return cpuid.Regs{EAX: r[0], EBX: r[1], ECX: r[2], EDX: r[3]}, err
+}
+
+// The project's typed readers (sysfs, topology) on the emulated Meteor
+// Lake, AMD and bare trees.
+func TestProjectTypedReaders(t *testing.T) {
+	ptr := func(v int64) *int64 { return &v }
+	str := func(s string) *string { return &s }
+
+	m, _ := load(t, "mtl-165u", 0)
+	root := t.TempDir()
+	materialize(t, m.Tree(), root)
+	fs := sysfs.NewFS(root)
+	info, err := fs.CPUInfo()
+	if err != nil || len(info) != 14 || info[13].Model != 0xAA || !info[12].HasFlag("hwp_epp") || info[0].ModelName != "Intel(R) Core(TM) Ultra 7 165U" {
+		t.Errorf("CPUInfo: %d blocks, %+v, %v", len(info), info, err)
+	}
+	cf, err := fs.CPUFreq(4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]any{str("intel_pstate"), str("powersave"), str("balance_performance"), ptr(1200000), ptr(3800000), ptr(400000)},
+		[]any{cf.Driver, cf.Governor, cf.EPP, cf.BaseFrequencyKHz, cf.CPUInfoMaxKHz, cf.CPUInfoMinKHz}); diff != "" {
+		t.Errorf("CPUFreq(4) (-want +got):\n%s", diff)
+	}
+	ip, err := fs.IntelPstate()
+	if err != nil || *ip.Status != "active" || *ip.MinPerfPct != 8 || *ip.MaxPerfPct != 100 || ip.NumPstates != nil || ip.HWPDynamicBoost == nil {
+		t.Errorf("IntelPstate: %+v, %v", ip, err)
+	}
+	zones, err := fs.PowercapZones()
+	if err != nil || len(zones) != 2 || zones[0].Name != "package-0" || zones[1].Name != "psys" ||
+		len(zones[0].Constraints) != 2 || *zones[0].Constraints[0].PowerLimitUW != 15000000 || *zones[0].Constraints[1].PowerLimitUW != 57000000 {
+		t.Errorf("PowercapZones: %+v, %v", zones, err)
+	}
+	pmus, err := fs.HybridPMUs()
+	if err != nil || pmus.Core.String() != "0-3" || pmus.Atom.String() != "4-13" {
+		t.Errorf("HybridPMUs: %+v, %v", pmus, err)
+	}
+	all, _ := cpus.Parse("0-13")
+	// Core types from CPUID (0x1A, leaf 4 without an L3 on LP E-cores)
+	// and, separately, from sysfs alone.
+	for _, id := range []cpuid.Reader{cpuidOf{m}, nil} {
+		topo, err := topology.Detect(fs, id, all)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[topology.CoreType]string{}
+		for _, g := range topo.Groups() {
+			got[g.Type] = g.CPUs.String()
+		}
+		want := map[topology.CoreType]string{topology.PCore: "0-3", topology.ECore: "4-11", topology.LPECore: "12-13"}
+		if diff := cmp.Diff(want, got); diff != "" || !topo.Hybrid {
+			t.Errorf("topology.Detect (cpuid %v, source %s) (-want +got):\n%s", id != nil, topo.Source, diff)
+		}
+	}
+
+	z, _ := load(t, "zen4-amd-pstate", 0)
+	root = t.TempDir()
+	materialize(t, z.Tree(), root)
+	fs = sysfs.NewFS(root)
+	ap, err := fs.AMDPstate()
+	if err != nil || ap == nil || *ap.Status != "active" {
+		t.Errorf("AMDPstate: %+v, %v", ap, err)
+	}
+	cf, err = fs.CPUFreq(31)
+	if err != nil || *cf.Driver != "amd-pstate-epp" || *cf.AMDHighestPerf != 190 || *cf.AMDMaxFreqKHz != 5700000 || *cf.AMDLowestNonlinearKHz != 1800000 {
+		t.Errorf("CPUFreq(31) on zen4: %+v, %v", cf, err)
+	}
+
+	v, _ := load(t, "vm-bare", 0)
+	root = t.TempDir()
+	materialize(t, v.Tree(), root)
+	fs = sysfs.NewFS(root)
+	if _, err := fs.CPUFreq(0); !errors.Is(err, sysfs.ErrNoCPUFreq) {
+		t.Errorf("vm-bare CPUFreq: %v, want ErrNoCPUFreq", err)
+	}
+	if zones, err := fs.PowercapZones(); err != nil || len(zones) != 0 {
+		t.Errorf("vm-bare powercap: %v, %v", zones, err)
+	}
+	if pmus, err := fs.HybridPMUs(); err != nil || pmus != nil {
+		t.Errorf("vm-bare hybrid PMUs: %+v, %v", pmus, err)
 	}
 }
