@@ -562,3 +562,34 @@ func BenchmarkReadMSR(b *testing.B) {
 		}
 	}
 }
+
+// Readers and writers at once, as a FUSE server calls the tree (run with
+// -race).
+func TestConcurrentAccess(t *testing.T) {
+	m, _ := Load("mtl-165u", WithLoad(ConstLoad{0.5}))
+	done := make(chan error)
+	for g := range 4 {
+		go func() {
+			var err error
+			for i := 0; i < 200 && err == nil; i++ {
+				switch g {
+				case 0:
+					_, err = m.ReadMSR(i%14, 0xE8)
+				case 1:
+					err = write(m, pol0+"scaling_governor", []string{"performance", "powersave"}[i%2])
+				case 2:
+					_, err = readDev(m, "dev/cpu/3/msr", 8, 0x774)
+				case 3:
+					n, _ := m.Tree().Walk("proc/stat")
+					_, err = n.(*vfs.File).Read()
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}
