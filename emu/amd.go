@@ -35,13 +35,38 @@ func (m *Machine) amdFreqToPerf(c *cpu, freq int) int {
 }
 
 // amdLimits are policy->cpuinfo.min_freq and max_freq
-// (amd_pstate_init_freq(): min from _CPC lowest_freq, max from highest
-// perf with boost enabled).
+// (amd_pstate_init_freq(): min from _CPC lowest_freq; max from highest
+// perf with boost enabled, the nominal frequency without it,
+// amd_pstate_cpu_boost_update()).
 func (m *Machine) amdLimits(c *cpu) (lo, hi int) {
-	return c.ct.LowestMHz * 1000, m.amdPerfToFreq(c, m.amdCaps(c).highest)
+	if !m.boost {
+		return c.ct.LowestMHz * 1000, c.ct.NominalMHz * 1000
+	}
+	return c.ct.LowestMHz * 1000, m.amdMaxFreq(c)
+}
+
+// amdMaxFreq is amd_pstate_max_freq: perf_to_freq(highest_perf).
+func (m *Machine) amdMaxFreq(c *cpu) int { return m.amdPerfToFreq(c, m.amdCaps(c).highest) }
+
+// amdStoreBoost is the cpufreq core's store_boost() with amd-pstate's
+// set_boost: "%d" of 0 or 1, else EINVAL; every policy's cpuinfo max
+// becomes the nominal (off) or maximum (on) frequency and is refreshed.
+func (m *Machine) amdStoreBoost(data []byte) error {
+	f := strings.Fields(string(data))
+	if len(f) == 0 || (f[0] != "0" && f[0] != "1") {
+		return syscall.EINVAL
+	}
+	m.boost = f[0] == "1"
+	for _, c := range m.cpus {
+		if c.online {
+			m.amdSetPolicy(c)
+		}
+	}
+	return nil
 }
 
 func (m *Machine) amdInit() error {
+	m.boost = m.has("cpb") // core performance boost present: on at start
 	for _, c := range m.cpus {
 		if !c.online {
 			continue

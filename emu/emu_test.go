@@ -360,6 +360,36 @@ func TestAMDPstate(t *testing.T) {
 	}
 }
 
+// cpufreq/boost on amd-pstate (amd_pstate_cpu_boost_update()): off caps
+// cpuinfo_max_freq at the nominal 4.5 GHz, so CPPC_REQ.max becomes
+// freq_to_perf(4500000) = 150; amd_pstate_max_freq stays 5700000.
+func TestAMDBoost(t *testing.T) {
+	m, _ := load(t, "zen4-amd-pstate", 0)
+	const boost = "sys/devices/system/cpu/cpufreq/boost"
+	if got := read(t, m, boost); got != "1" {
+		t.Errorf("boost at start %q", got)
+	}
+	if err := write(m, boost, "2"); !errors.Is(err, syscall.EINVAL) {
+		t.Errorf("boost 2: %v, want EINVAL", err)
+	}
+	if err := write(m, boost, "0\n"); err != nil {
+		t.Fatal(err)
+	}
+	got := []string{read(t, m, pol0+"cpuinfo_max_freq"), read(t, m, pol0+"scaling_max_freq"), read(t, m, pol0+"amd_pstate_max_freq")}
+	if diff := cmp.Diff([]string{"4500000", "4500000", "5700000"}, got); diff != "" {
+		t.Errorf("boost off (-want +got):\n%s", diff)
+	}
+	if got := msr(t, m, 5, 0xC00102B3); got != 0x80003c96 {
+		t.Errorf("CPPC_REQ with boost off %#x, want 0x80003c96", got)
+	}
+	if err := write(m, boost, "1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := msr(t, m, 5, 0xC00102B3); got != 0x80003cbe {
+		t.Errorf("CPPC_REQ with boost on again %#x", got)
+	}
+}
+
 // Counters with a fake clock and a fixed load: TSC at 1700 MHz, MPERF =
 // busy x TSC, APERF = busy x delivered MHz. CPU 0 (P-core) at EPP 64:
 // 62 - round(57 x 64 / 255) = 48 units x 80 MHz = 3840 MHz; under

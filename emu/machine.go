@@ -98,6 +98,7 @@ type Machine struct {
 	pkgs   []*pkgState
 	psysJ  float64
 	intel  intelGlobal
+	boost  bool     // amd-pstate: cpufreq/boost (policy->boost_enabled)
 	tree   *vfs.Dir // built once by Tree
 }
 

@@ -131,6 +131,12 @@ func (m *Machine) buildTree() *vfs.Dir {
 			Read:  func() ([]byte, error) { return []byte(d.Driver.Status + "\n"), nil },
 			Write: func([]byte) error { return syscall.EOPNOTSUPP }, // mode switches are not emulated
 		})
+		// Preferred-core ranking is not modelled: every core has the
+		// same highest perf, as with prefcore disabled.
+		root.Put(cpuDir+"amd_pstate/prefcore", vfs.Const("disabled"))
+		root.Put(cpuDir+"cpufreq/boost", m.rw(func() (string, error) {
+			return map[bool]string{true: "1", false: "0"}[m.boost], nil
+		}, m.amdStoreBoost))
 	}
 	m.putPowercap(root)
 	return root
@@ -298,7 +304,7 @@ func (m *Machine) putPolicy(root *vfs.Dir, dir string, c *cpu) {
 	}
 	put("cpuinfo_min_freq", m.ro(func() string { lo, _ := m.amdLimits(c); return itoa(lo) }))
 	put("cpuinfo_max_freq", m.ro(func() string { _, hi := m.amdLimits(c); return itoa(hi) }))
-	put("amd_pstate_max_freq", m.ro(func() string { _, hi := m.amdLimits(c); return itoa(hi) }))
+	put("amd_pstate_max_freq", m.ro(func() string { return itoa(m.amdMaxFreq(c)) }))
 	put("amd_pstate_lowest_nonlinear_freq", m.ro(func() string { return itoa(m.amdPerfToFreq(c, m.amdCaps(c).lowestNonlinear)) }))
 	put("amd_pstate_highest_perf", m.ro(func() string { return itoa(m.amdCaps(c).highest) }))
 	// Under performance only "performance" is offered.
