@@ -623,3 +623,40 @@ func TestConcurrentAccess(t *testing.T) {
 		}
 	}
 }
+
+func TestParseDescriptionErrors(t *testing.T) {
+	base, err := builtin.ReadFile("machines/vm-bare.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mtl, _ := builtin.ReadFile("machines/mtl-165u.yaml")
+	for _, tc := range []struct {
+		name, from, old, new, want string
+	}{
+		{"vendor", string(base), "vendor: GenuineIntel", "vendor: Cyrix", `vendor "Cyrix"`},
+		{"unknown core type", string(base), "{type: vCPU,", "{type: nope,", `unknown core type "nope"`},
+		{"threads", string(base), "threads: 1}", "threads: 4}", "threads 4"},
+		{"no source", string(mtl), `source: "assumed (no thresholds armed)"`, `source: ""`, "no source"},
+		{"duplicate", string(mtl), "{msr: 0x19B,", "{msr: 0x1B1,", "listed twice"},
+		{"kind", string(mtl), "kind: idle", "kind: sleepy", `unknown kind "sleepy"`},
+		{"governor", string(mtl), "governor: powersave", "governor: ondemand", `governor "ondemand"`},
+		{"yaml", string(base), "packages: 1", "packages: [", "invalid machine description"},
+	} {
+		data := strings.Replace(tc.from, tc.old, tc.new, 1)
+		if data == tc.from {
+			t.Fatalf("%s: %q not found", tc.name, tc.old)
+		}
+		_, err := ParseDescription([]byte(data))
+		if !errors.Is(err, ErrDescription) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want ErrDescription containing %q", tc.name, err, tc.want)
+		}
+	}
+	// CPU 0 cannot be offline (x86 keeps the boot CPU).
+	d, err := ParseDescription([]byte(strings.Replace(string(base), "packages: 1", "packages: 1\noffline: [0]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(d, WithLoad(ConstLoad{0})); !errors.Is(err, ErrDescription) {
+		t.Errorf("offline CPU 0: %v", err)
+	}
+}
