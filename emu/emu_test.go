@@ -660,3 +660,66 @@ func TestParseDescriptionErrors(t *testing.T) {
 		t.Errorf("offline CPU 0: %v", err)
 	}
 }
+
+// The same story on every machine with a driver: the request at start,
+// the performance governor's request, EBUSY for an EPP under performance,
+// counters over 1 s at 50% busy, and the package energy counter wrapping
+// when started one joule short of 2^32 counts. Expected values
+// follow the rules and model above (docs/emulator.md):
+//   - spr-2s: HWP_CAP 38/20/8/5, EPP 32 -> 38 - round(30 x 32/255) = 34
+//     (3400 MHz); package power 70 + 60 x 0.5 + 112 x 0.5 x 1.0 x 1.7^2 =
+//     261.84 W; energy unit 1/16384 J.
+//   - zen4-amd-pstate: CPPC min 60 max 190 EPP 128 -> 125 x 30 MHz =
+//     3750 MHz; 22 + 15 x 0.5 + 32 x 0.5 x 2.5 x (3750/4500)^2 = 57.28 W;
+//     energy unit 1/65536 J.
+//   - mtl-165u: CPU 0 (P-core) 3840 MHz (TestCounters).
+func TestMachinesEndToEnd(t *testing.T) {
+	for _, tc := range []struct {
+		name             string
+		req              uint32 // request register
+		boot, perf       uint64
+		tscHz, mhz       float64
+		unitJ, pkgW      float64
+		pkgMSR           uint32
+		wrappedCountsMin uint64
+	}{
+		{"mtl-165u", 0x774, 0x40003e05, 0x00003e3e, 1.7e9, 3840, 1.0 / 16384, 0, 0x611, 0},
+		{"spr-2s", 0x774, 0x20002608, 0x00002626, 2.0e9, 3400, 1.0 / 16384, 261.84, 0x611, 4273602},
+		{"zen4-amd-pstate", 0xC00102B3, 0x80003cbe, 0x000096be, 4.5e9, 3750, 1.0 / 65536, 57.277777, 0xC001029B, 3688220},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			start := (1<<32 - 1/tc.unitJ) * tc.unitJ // one joule short of the wrap
+			m, clk := load(t, tc.name, 0.5, WithEnergyStart(start))
+			if got := msr(t, m, 0, tc.req); got != tc.boot {
+				t.Errorf("request at start %#x, want %#x", got, tc.boot)
+			}
+			t0, m0, a0, e0 := msr(t, m, 0, 0x10), msr(t, m, 0, 0xe7), msr(t, m, 0, 0xe8), msr(t, m, 0, tc.pkgMSR)
+			clk.add(time.Second)
+			got := []uint64{msr(t, m, 0, 0x10) - t0, msr(t, m, 0, 0xe7) - m0, msr(t, m, 0, 0xe8) - a0}
+			want := []uint64{uint64(tc.tscHz), uint64(tc.tscHz / 2), uint64(tc.mhz * 1e6 / 2)}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("TSC, MPERF, APERF deltas (-want +got):\n%s", diff)
+			}
+			if e := msr(t, m, 0, tc.pkgMSR); e >= e0 {
+				t.Errorf("package energy did not wrap: %#x -> %#x", e0, e)
+			} else if tc.wrappedCountsMin > 0 && (e < tc.wrappedCountsMin-2 || e > tc.wrappedCountsMin+2) {
+				t.Errorf("package energy after wrap %d, want %d (± 2)", e, tc.wrappedCountsMin)
+			}
+			for cpu := range m.NumCPUs() {
+				if err := write(m, "sys/devices/system/cpu/cpufreq/policy"+itoa(cpu)+"/scaling_governor", "performance"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if got := msr(t, m, 0, tc.req); got != tc.perf {
+				t.Errorf("request under performance %#x, want %#x", got, tc.perf)
+			}
+			if err := write(m, pol0+"energy_performance_preference", "balance_power"); !errors.Is(err, syscall.EBUSY) {
+				t.Errorf("EPP under performance: %v, want EBUSY", err)
+			}
+		})
+	}
+	v, _ := load(t, "vm-bare", 0.5)
+	if _, err := v.ReadMSR(0, 0x10); !errors.Is(err, syscall.EIO) {
+		t.Errorf("vm-bare MSR read: %v, want EIO", err)
+	}
+}
