@@ -104,13 +104,13 @@ type Machine struct {
 
 // cpu is one logical CPU: topology, model state and counters.
 type cpu struct {
-	n, pkg, core, thread int // core: core id within the package
-	coreIndex            int // index of the core within its group
-	group                int
-	apic                 uint32
-	ctName               string
-	ct                   *CoreType
-	online               bool
+	n, pkg, core int // core: core id within the package
+	coreIndex    int // index of the core within its group
+	group        int
+	apic         uint32
+	ctName       string
+	ct           *CoreType
+	online       bool
 
 	regs map[uint32]uint64 // registers the model writes (HWP_REQUEST, EPB, PERF_CTL, CPPC_REQ)
 
@@ -125,7 +125,6 @@ type cpu struct {
 	eppDefault    int
 	minPerfRatio  int
 	maxPerfRatio  int
-	lastBusy      float64
 	lastMHz       float64
 	mperf, aperf  float64
 	idle, busySec float64
@@ -146,14 +145,6 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 	for _, o := range opts {
 		o(m)
 	}
-	if m.load == nil {
-		// Opened now, before a caller mounts the emulated /proc/stat.
-		hl, err := NewHostLoad("/proc/stat")
-		if err != nil {
-			return nil, err
-		}
-		m.load = hl
-	}
 	m.boot = m.now()
 	m.last = m.boot
 	n := 0
@@ -162,7 +153,7 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 		for gi, g := range d.Cores {
 			for c := 0; c < g.Count; c++ {
 				for t := 0; t < g.Threads; t++ {
-					c := &cpu{n: n, pkg: p, core: coreID, thread: t, coreIndex: c, group: gi,
+					c := &cpu{n: n, pkg: p, core: coreID, coreIndex: c, group: gi,
 						ctName: g.Type, ct: d.CoreTypes[g.Type], online: true,
 						regs: map[uint32]uint64{}, eppPowersave: -1}
 					// x2APIC IDs: 2 bits per core for SMT, 7 bits of cores per
@@ -207,11 +198,22 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 			return nil, err
 		}
 	}
+	for _, c := range m.cpus {
+		c.lastMHz, _ = m.deliveredMHz(c) // cpu MHz and scaling_cur_freq before time passes
+	}
+	if m.load == nil {
+		// Opened now, before a caller mounts the emulated /proc/stat.
+		hl, err := NewHostLoad("/proc/stat")
+		if err != nil {
+			return nil, err
+		}
+		m.load = hl
+	}
 	return m, nil
 }
 
-// Close releases the load source if it holds a file (the default
-// HostLoad does).
+// Close closes the load source if it is an io.Closer (the default
+// HostLoad is: it holds /proc/stat open).
 func (m *Machine) Close() error {
 	if c, ok := m.load.(io.Closer); ok {
 		return c.Close()

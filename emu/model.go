@@ -169,7 +169,7 @@ func (m *Machine) advance() {
 			b = math.Min(1, math.Max(0, busy[c.n%len(busy)]))
 		}
 		mhz, refMHz := m.deliveredMHz(c)
-		c.lastBusy, c.lastMHz = b, mhz
+		c.lastMHz = mhz
 		c.mperf += b * dt * tscHz
 		c.aperf += b * dt * mhz * 1e6
 		c.idle += (1 - b) * dt * tscHz
