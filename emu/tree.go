@@ -92,7 +92,6 @@ func (m *Machine) buildTree() *vfs.Dir {
 
 	hybrid := map[string]cpus.List{}
 	for _, c := range m.cpus {
-		c := c
 		dir := fmt.Sprintf("%scpu%d/", cpuDir, c.n)
 		if c.n > 0 {
 			root.Put(dir+"online", &vfs.File{Mode: 0o644,
@@ -168,7 +167,7 @@ func (m *Machine) putDevices(root *vfs.Dir, c *cpu) {
 		}})
 	}
 	if slices.Contains(m.desc.Devices, "cpuid") {
-		root.Put(dir+"cpuid", &vfs.Device{Mode: 0o400, ReadAt: func(p []byte, off int64) (int, error) {
+		root.Put(dir+"cpuid", &vfs.Device{Mode: 0o600, ReadAt: func(p []byte, off int64) (int, error) {
 			if len(p)%16 != 0 {
 				return 0, syscall.EINVAL
 			}
