@@ -48,8 +48,13 @@ func (m *Machine) cpuid(c *cpu, leaf, sub uint32) [4]uint32 {
 		}
 		eax := uint32(d.Stepping&0xf | (d.Model&0xf)<<4 | fam<<8 | (d.Model>>4&0xf)<<16 | extFam<<20)
 		ebx := c.apic<<24 | uint32(min(perPkg, 255))<<16 | 8<<8 // CLFLUSH 8 x 8 bytes
-		ecx := bit(true, 0) | bit(m.has("pni"), 0) | bit(m.has("x2apic"), 21) | bit(d.Hypervisor, 31)
-		edx := bit(true, 0) | bit(true, 4) | bit(true, 5) | bit(perPkg > 1, 28) // FPU TSC MSR HTT
+		// Bits the kernel's flags name (arch/x86/include/asm/cpufeatures.h,
+		// words 0 and 4); turbostat prints SSE3 MONITOR SMX EIST TM2 and
+		// TSC MSR ACPI-TM HT TM from them and needs MSR.
+		ecx := bit(m.has("pni"), 0) | bit(m.has("monitor"), 3) | bit(m.has("smx"), 6) | bit(m.has("est"), 7) |
+			bit(m.has("tm2"), 8) | bit(m.has("ssse3"), 9) | bit(m.has("x2apic"), 21) | bit(d.Hypervisor, 31)
+		edx := bit(m.has("fpu"), 0) | bit(m.has("tsc"), 4) | bit(m.has("msr"), 5) | bit(m.has("acpi"), 22) |
+			bit(m.has("ht"), 28) | bit(m.has("tm"), 29)
 		return [4]uint32{eax, ebx, ecx, edx}
 	case 4:
 		if amd || int(sub) >= len(c.ct.Caches) {
@@ -116,10 +121,11 @@ func (m *Machine) cpuid(c *cpu, leaf, sub uint32) [4]uint32 {
 		}
 		return r
 	case 0x80000007:
-		// EDX 8: invariant TSC; AMD: 7 HwPstate, 9 CPB, 12 ProcPowerReporting.
+		// EDX 8: invariant TSC; AMD: 7 HwPstate, 9 CPB, 14 RAPL (turbostat
+		// enables AMD RAPL from it).
 		edx := bit(m.has("constant_tsc"), 8)
 		if amd {
-			edx |= bit(true, 7) | bit(m.has("cpb"), 9)
+			edx |= bit(m.has("hw_pstate"), 7) | bit(m.has("cpb"), 9) | bit(m.has("rapl"), 14)
 		}
 		return [4]uint32{0, 0, 0, edx}
 	case 0x80000008:

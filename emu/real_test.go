@@ -221,6 +221,13 @@ func TestCPUIDMatchesThisVM(t *testing.T) {
 	if real := binary.LittleEndian.Uint32(b[:]); got[0] != real {
 		t.Errorf("leaf 1 EAX (family/model/stepping): emulated %#x, real %#x", got[0], real)
 	}
+	// The leaf 1 feature bits the model derives from flags.
+	const ecxMask = 1<<0 | 1<<3 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<21 | 1<<31
+	const edxMask = 1<<0 | 1<<4 | 1<<5 | 1<<22 | 1<<28 | 1<<29
+	realECX, realEDX := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
+	if got[2] != realECX&ecxMask || got[3] != realEDX&edxMask {
+		t.Errorf("leaf 1 ECX/EDX: emulated %#x/%#x, real (masked) %#x/%#x", got[2], got[3], realECX&ecxMask, realEDX&edxMask)
+	}
 }
 
 // Meteor Lake CPUID: leaf 1 signature per the SDM (stepping 3:0, model
