@@ -1,0 +1,142 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestWatchRealVM runs watch on the development/CI VM itself: the perf
+// msr PMU gives the TSC, nothing else is there, and watch says so instead
+// of printing zeros. Piped output appends and has no escape sequences.
+func TestWatchRealVM(t *testing.T) {
+	out, stderr, code := runBin(t, "watch", "-i", "100ms", "-n", "2")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if strings.Contains(out, "\x1b[") {
+		t.Errorf("piped output contains ANSI escapes:\n%q", out)
+	}
+	for _, want := range []string{
+		"# Avg_MHz: no APERF/MPERF: the perf msr PMU has no aperf/mperf event",
+		"# IPC: perf cpu/instructions/",
+		"event not supported",
+		"# PkgWatt: no energy counters",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	var header, rows []string
+	for _, l := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(l, "#"):
+		case strings.Contains(l, "TSC_MHz"):
+			header = append(header, l)
+		default:
+			rows = append(rows, l)
+		}
+	}
+	// Non-hybrid, no --per-cpu: the header once, one summary row a sample.
+	if len(header) != 1 || strings.Contains(header[0], "Avg_MHz") || strings.Contains(header[0], "PkgWatt") {
+		t.Errorf("headers %q: want one, with only the available columns", header)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("rows %q, want 2", rows)
+	}
+	row := regexp.MustCompile(`^\s+-\s+-\s+-\s+(\d+)$`)
+	for _, r := range rows {
+		if m := row.FindStringSubmatch(r); m == nil || len(m[1]) < 4 {
+			t.Errorf("row %q: want a TSC_MHz of 4 digits or more", r)
+		}
+	}
+}
+
+func TestWatchUsage(t *testing.T) {
+	tests := []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"watch", "--show", "Avg_MHz,Bogus"}, `unknown column "Bogus"`},
+		{[]string{"watch", "-i", "1ms"}, "too short"},
+		{[]string{"watch", "-i", "soon"}, "invalid argument"},
+		{[]string{"watch", "-C", "4095"}, "does not exist"},
+		{[]string{"watch", "-C", "1-0"}, "runs backwards"},
+		{[]string{"watch", "-n", "-1"}, "negative"},
+		{[]string{"watch", "extra"}, "unknown command"},
+	}
+	for _, tt := range tests {
+		out, stderr, code := runBin(t, tt.args...)
+		if code != 2 || !strings.Contains(stderr, tt.msg) || out != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want 2 and %q", tt.args, code, out, stderr, tt.msg)
+		}
+		if n := strings.Count(strings.TrimSpace(stderr), "\n"); n != 0 {
+			t.Errorf("%v: error is %d lines, want one: %q", tt.args, n+1, stderr)
+		}
+	}
+}
+
+// hwpemuBin builds the emulator for the tests that run watch under it.
+func hwpemuBin(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hwpemu")
+	if out, err := exec.Command("go", "build", "-o", bin, "../hwpemu").CombinedOutput(); err != nil {
+		t.Fatalf("build hwpemu: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// TestWatchEmulated runs watch under the emulated Meteor Lake laptop
+// (hwpemu run mounts its devices and sysfs in a private mount namespace):
+// the output says it is emulated, has the three core types, and shows
+// intel_pstate's EPP change when the preference is written mid-watch (EPP
+// 64 = balance_performance, 16 = performance on model 0xAA; design.md
+// section 1), marked "!" on the sample that saw it.
+func TestWatchEmulated(t *testing.T) {
+	emuBin := hwpemuBin(t)
+	dir := t.TempDir()
+	outFile := filepath.Join(dir, "watch.out")
+	// Write the EPP once watch has printed its first sample, so that the
+	// change falls between two of its readings however slow the machine.
+	script := hwpprobeBin + ` watch -i 300ms -n 4 --per-cpu --show Busy%,Bzy_MHz,EPP,PkgWatt > ` + outFile + ` &
+for i in $(seq 200); do grep -q '^ *P  *0  *0  *0 ' ` + outFile + ` && break; sleep 0.05; done
+echo performance > /sys/devices/system/cpu/cpufreq/policy0/energy_performance_preference
+wait`
+	cmd := exec.Command(emuBin, "run", "mtl-165u", "--", "sh", "-c", script)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hwpemu run: %v\n%s", err, out)
+	}
+	b, err := os.ReadFile(outFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := string(b)
+	if !strings.Contains(out, `# EMULATED machine "mtl-165u"`) {
+		t.Errorf("output does not say it is emulated:\n%s", out)
+	}
+	for _, typ := range []string{"P", "E", "LP-E"} {
+		if !regexp.MustCompile(`(?m)^\s+` + regexp.QuoteMeta(typ) + `\s+-\s+-\s+-\s`).MatchString(out) {
+			t.Errorf("no %s summary row:\n%s", typ, out)
+		}
+	}
+	cpu0 := regexp.MustCompile(`(?m)^\s+P\s+0\s+0\s+0\s+\S+\s+\S+\s+(\S+)\s+\S+$`)
+	var epp []string
+	for _, m := range cpu0.FindAllStringSubmatch(out, -1) {
+		epp = append(epp, m[1])
+	}
+	if len(epp) != 4 || epp[0] != "64" || epp[3] != "16" {
+		t.Fatalf("cpu0 EPP per sample %q, want 4 samples from 64 to 16:\n%s", epp, out)
+	}
+	changed := 0
+	for _, e := range epp {
+		if e == "16!" {
+			changed++
+		}
+	}
+	if changed != 1 {
+		t.Errorf("cpu0 EPP per sample %q: want exactly one \"16!\"", epp)
+	}
+}
