@@ -279,6 +279,11 @@ func (m *Machine) putPolicy(root *vfs.Dir, dir string, c *cpu) {
 	put("scaling_driver", vfs.Const(d.Driver.Name))
 	put("scaling_available_governors", vfs.Const("performance powersave"))
 	put("cpuinfo_transition_latency", vfs.Const("0"))
+	// show_scaling_setspeed() for a setpolicy driver; store: EINVAL.
+	put("scaling_setspeed", &vfs.File{Mode: 0o644,
+		Read:  func() ([]byte, error) { return []byte("<unsupported>\n"), nil },
+		Write: func([]byte) error { return syscall.EINVAL },
+	})
 	put("scaling_governor", m.rw(func() (string, error) { return c.governor, nil },
 		func(b []byte) error { return m.storeGovernor(c, b) }))
 	put("scaling_min_freq", m.rw(func() (string, error) { return itoa(c.polMin), nil },
