@@ -1,0 +1,74 @@
+package sampler
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseColumns(t *testing.T) {
+	got, err := ParseColumns("avg_mhz, Busy%,PKGWATT,epp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff([]string{"Avg_MHz", "Busy%", "PkgWatt", "EPP"}, got); d != "" {
+		t.Errorf("ParseColumns (-want +got):\n%s", d)
+	}
+	for _, bad := range []string{"Avg_MHz,Nope", "", " , "} {
+		if _, err := ParseColumns(bad); !errors.Is(err, ErrUnknownColumn) {
+			t.Errorf("ParseColumns(%q) = %v, want ErrUnknownColumn", bad, err)
+		}
+	}
+}
+
+func TestDefaultColumns(t *testing.T) {
+	st := &Setup{TSC: SrcPerf, Energy: [NumDomains]EnergyCounter{DomPsys: {Src: SrcPerf}}}
+	if d := cmp.Diff([]string{"TSC_MHz", "SysWatt"}, DefaultColumns(st)); d != "" {
+		t.Errorf("DefaultColumns (-want +got):\n%s", d)
+	}
+}
+
+// TestTableText renders the sample of TestSampleFormulas: summaries per
+// core type, the machine row "-", per-CPU rows with package columns on the
+// package's first CPU, "!" on a changed register, "var" where CPUs differ.
+func TestTableText(t *testing.T) {
+	r := &seqReader{setup: hybridSetup(), steps: []Raw{
+		{CPU: []RawCPU{{HWPRequest: 0x80002b0c}, {HWPRequest: 0x80002b0c}}, Pkg: []RawPkg{{}}},
+		{CPU: []RawCPU{
+			{APERF: 1.5e9, MPERF: 1e9, TSC: 2e9, HWPRequest: 0x40002b0c, ThermStatus: 0x882a0000},
+			{APERF: 1e9, MPERF: 2e9, TSC: 2e9, HWPRequest: 0x80002b0c, ThermStatus: 0x88300000},
+		}, Pkg: []RawPkg{{Energy: [NumDomains]uint64{16384 * 12, 0}, ThermStatus: 0x88280000, LimitReasons: 0x1}}},
+	}}
+	s, err := New(r, WithClock(fakeClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var smp Sample
+	if err := s.Sample(&smp); err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := ParseColumns("Avg_MHz,Busy%,Bzy_MHz,PkgWatt,CorWatt,EPP,LimRsn")
+	tab := NewTable(r.setup, cols, true)
+	var b strings.Builder
+	if err := tab.WriteHeader(&b); err != nil {
+		t.Fatal(err)
+	}
+	if err := tab.WriteRows(&b, &smp); err != nil {
+		t.Fatal(err)
+	}
+	want := `    Type  Package     Core      CPU  Avg_MHz    Busy%  Bzy_MHz  PkgWatt  CorWatt      EPP   LimRsn
+       P        -        -        -     1500    50.00     3000        -        -       64         
+       E        -        -        -     1000   100.00     1000        -        -      128         
+       -        -        -        -     1250    75.00     1667    12.00   (zero)      var         
+       P        0        0        0     1500    50.00     3000    12.00   (zero)      64!   0x0001
+       E        0        8        1     1000   100.00     1000                        128         
+`
+	if d := cmp.Diff(want, b.String()); d != "" {
+		t.Errorf("table (-want +got):\n%s", d)
+	}
+	if n := tab.Rows(&smp); n != 5 {
+		t.Errorf("Rows = %d, want 5", n)
+	}
+}
