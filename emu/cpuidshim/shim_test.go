@@ -92,9 +92,12 @@ func TestEmulatedLeaves(t *testing.T) {
 	t.Cleanup(func() { srv.Unmount() })
 
 	real0 := runProg(t, nil, prog, "0")
-	got := runProg(t, Env(so, filepath.Join(dir, "cpuid")), prog, "1", "6", "0")
+	// Leaf 6 with ECX 0xffffffff, as a caller that does not set ECX for a
+	// leaf without subleaves may leave it: answered as subleaf 0, not by
+	// the real CPU (the offset would be negative).
+	got := runProg(t, Env(so, filepath.Join(dir, "cpuid")), prog, "1", "6", "0", "6.0xffffffff")
 	want := "0x1.0: 0xa06a4 0x100800 0x7ffafbbf 0xbfebfbff\n" +
-		"0x6.0: 0xf87 0 0x9 0\n" + real0
+		"0x6.0: 0xf87 0 0x9 0\n" + real0 + "0x6.4294967295: 0xf87 0 0x9 0\n"
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("CPUID with the emulated file (-want +got):\n%s", d)
 	}

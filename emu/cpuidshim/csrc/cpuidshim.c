@@ -52,6 +52,14 @@ static void on_segv(int sig, siginfo_t *si, void *ctx)
 		signal(sig, SIG_DFL);
 		return;
 	}
+	/*
+	 * ECX is an input only for leaves with subleaves; callers of other
+	 * leaves (turbostat's __cpuid(0, ...)) leave whatever was there. With
+	 * bit 31 set the offset would be negative and pread refuses it, so
+	 * such a subleaf is taken as 0: no leaf has 2^31 subleaves.
+	 */
+	if (sub & 0x80000000u)
+		sub = 0;
 	if (pread(cpuid_fd, r, sizeof r, (off_t)((uint64_t)sub << 32 | leaf)) != (ssize_t)sizeof r) {
 		syscall(SYS_arch_prctl, ARCH_SET_CPUID, 1);
 		__cpuid_count(leaf, sub, r[0], r[1], r[2], r[3]);
