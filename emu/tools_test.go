@@ -1,0 +1,164 @@
+package emu
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/emu/cpuidshim"
+)
+
+// The kernel's own tools (Debian's linux-cpupower: turbostat,
+// x86_energy_perf_policy) run against the emulated machines through
+// `hwpemu run`: every MSR they read must be answered (turbostat exits on
+// the first failure), and what they print must be the model's values.
+// Needs root, FUSE, cc and linux-cpupower, as CI has.
+
+type toolEnv struct {
+	hwpemu string
+	env    []string // LD_PRELOAD and the cpuid shim's variables
+}
+
+func setupTools(t *testing.T) toolEnv {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("the kernel-tool tests need root (hwpemu run mounts FUSE in a private namespace); CI runs as root")
+	}
+	for _, tool := range []string{"turbostat", "x86_energy_perf_policy"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s: %v (apt-get install linux-cpupower; scripts/install-deps.sh)", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "hwpemu")
+	// No cgo: the server must not call into libc, which may read
+	// /sys/devices/system/cpu/online, a file it serves itself.
+	build := exec.Command("go", "build", "-o", bin, "../cmd/hwpemu")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build hwpemu: %v\n%s", err, out)
+	}
+	so, err := cpuidshim.Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aff := filepath.Join(dir, "affinity.so")
+	if out, err := exec.Command("cc", "-shared", "-fPIC", "-O2", "-o", aff, "testdata/affinity.c").CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	return toolEnv{hwpemu: bin, env: []string{
+		"LD_PRELOAD=" + so + " " + aff,
+		cpuidshim.EnvDevice + "=/dev/cpu/0/cpuid",
+		cpuidshim.EnvRlimitCap + "=1",
+	}}
+}
+
+// run runs argv in machine's namespace and returns its output.
+func (e toolEnv) run(t *testing.T, machine string, argv ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	args := append([]string{"run", machine, "--", "env"}, e.env...)
+	cmd := exec.CommandContext(ctx, e.hwpemu, append(args, argv...)...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %v: %v\n%s", machine, argv, err, out)
+	}
+	return string(out)
+}
+
+// bzyMHz parses turbostat's "CPU Bzy_MHz" table.
+func bzyMHz(t *testing.T, out string) map[int]float64 {
+	t.Helper()
+	got := map[int]float64{}
+	row := regexp.MustCompile(`(?m)^(\d+)\t(\d+)$`)
+	for _, m := range row.FindAllStringSubmatch(out, -1) {
+		cpu, _ := strconv.Atoi(m[1])
+		mhz, _ := strconv.ParseFloat(m[2], 64)
+		got[cpu] = mhz
+	}
+	return got
+}
+
+func TestTurbostat(t *testing.T) {
+	e := setupTools(t)
+	for _, tc := range []struct {
+		machine string
+		// Bzy_MHz per CPU from the model (docs/emulator.md): turbostat
+		// computes it as base (CPUID 0x16) x dAPERF/dMPERF on Intel. AMD
+		// has no CPUID base frequency, so turbostat uses the host's TSC
+		// there and only the run itself is checked.
+		want map[int]float64
+	}{
+		{"mtl-165u", map[int]float64{0: 3840, 3: 3840, 4: 2900, 11: 2900, 12: 1700, 13: 1700}},
+		{"spr-2s", map[int]float64{0: 3400, 223: 3400}},
+		{"zen4-amd-pstate", nil},
+	} {
+		t.Run(tc.machine, func(t *testing.T) {
+			// --debug makes turbostat read and print every register it
+			// knows for the model.
+			out := e.run(t, tc.machine, "turbostat", "--debug", "--num_iterations", "1", "--interval", "1", "--show", "CPU,Bzy_MHz")
+			if strings.Contains(out, "read failed") || !strings.Contains(out, "Bzy_MHz") {
+				t.Fatalf("turbostat did not finish:\n%s", out)
+			}
+			got := bzyMHz(t, out)
+			for cpu, want := range tc.want {
+				// turbostat reads APERF and MPERF one FUSE round trip
+				// apart, so their deltas cover slightly different
+				// intervals of a varying host load: within 3% (the
+				// core types differ by 25% or more).
+				if g, ok := got[cpu]; !ok || g < want*0.97 || g > want*1.03 {
+					t.Errorf("CPU %d Bzy_MHz %v, want %v\n%s", cpu, g, want, out)
+				}
+			}
+		})
+	}
+}
+
+// x86_energy_perf_policy decodes the registers the emulated intel_pstate
+// wrote: at start, after the performance governor, after EPB "power" and
+// no_turbo (expected values: TestIntelGovernorSwitch, TestIntelLimits).
+func TestX86EnergyPerfPolicy(t *testing.T) {
+	e := setupTools(t)
+	out := e.run(t, "mtl-165u", "sh", "-c", `
+P=/sys/devices/system/cpu/cpufreq/policy0
+x86_energy_perf_policy --cpu 0,4,12
+echo performance > $P/scaling_governor
+x86_energy_perf_policy --cpu 0
+echo powersave > $P/scaling_governor
+echo power > /sys/devices/system/cpu/cpu0/power/energy_perf_bias
+echo 1 > /sys/devices/system/cpu/intel_pstate/no_turbo
+x86_energy_perf_policy --cpu 0`)
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.HasPrefix(l, "cpu") {
+			lines = append(lines, l)
+		}
+	}
+	want := []string{
+		"cpu0: EPB 6",
+		"cpu0: HWP_REQ: min 5 max 62 des 0 epp 64 window 0x0 (0*10^0us) use_pkg 0",
+		"cpu0: HWP_CAP: low 1 eff 5 guar 22 high 62",
+		"cpu4: EPB 6",
+		"cpu4: HWP_REQ: min 4 max 38 des 0 epp 64 window 0x0 (0*10^0us) use_pkg 0",
+		"cpu4: HWP_CAP: low 1 eff 4 guar 12 high 38",
+		"cpu12: EPB 6",
+		"cpu12: HWP_REQ: min 4 max 21 des 0 epp 64 window 0x0 (0*10^0us) use_pkg 0",
+		"cpu12: HWP_CAP: low 1 eff 4 guar 7 high 21",
+		"cpu0: EPB 6",
+		"cpu0: HWP_REQ: min 62 max 62 des 0 epp 0 window 0x0 (0*10^0us) use_pkg 0",
+		"cpu0: HWP_CAP: low 1 eff 5 guar 22 high 62",
+		"cpu0: EPB 15",
+		"cpu0: HWP_REQ: min 5 max 22 des 0 epp 64 window 0x0 (0*10^0us) use_pkg 0",
+		"cpu0: HWP_CAP: low 1 eff 5 guar 22 high 62",
+	}
+	if strings.Join(want, "\n") != strings.Join(lines, "\n") {
+		t.Errorf("x86_energy_perf_policy printed:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
