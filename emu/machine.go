@@ -129,6 +129,7 @@ type cpu struct {
 	mperf, aperf  float64
 	idle, busySec float64
 	joules        float64 // this CPU's share of core energy
+	op            opPoint // cached frequency and power for the current request
 }
 
 // pkgState holds a package's energy counters in joules.

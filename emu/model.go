@@ -168,16 +168,14 @@ func (m *Machine) advance() {
 		if len(busy) > 0 {
 			b = math.Min(1, math.Max(0, busy[c.n%len(busy)]))
 		}
-		mhz, refMHz := m.deliveredMHz(c)
+		op := m.operatingPoint(c)
+		mhz := op.mhz
 		c.lastMHz = mhz
 		c.mperf += b * dt * tscHz
 		c.aperf += b * dt * mhz * 1e6
 		c.idle += (1 - b) * dt * tscHz
 		c.busySec += b * dt
-		w := 0.0
-		if refMHz > 0 {
-			w = b * c.ct.ActiveW * math.Pow(mhz/refMHz, p.Exponent)
-		}
+		w := b * op.busyW
 		c.joules += w * dt
 		pkgCoreW[c.pkg] += w
 		pkgBusy[c.pkg] += b
@@ -199,6 +197,37 @@ func (m *Machine) advance() {
 		total += pkgW
 	}
 	m.psysJ += (total + p.PlatformW) * dt
+}
+
+// opPoint is a CPU's modelled frequency and its power when fully busy,
+// for one value of its request register.
+type opPoint struct {
+	req   uint64 // the request register value it was computed for
+	valid bool
+	mhz   float64
+	busyW float64
+}
+
+// operatingPoint returns c's frequency and busy power, recomputed only
+// when its request register changed (advance runs on every read).
+func (m *Machine) operatingPoint(c *cpu) opPoint {
+	var req uint64 // the register deliveredMHz reads; none without a driver
+	switch m.desc.Driver.Name {
+	case "intel_pstate":
+		req = c.regs[msrHWPRequest]
+	case "amd-pstate-epp":
+		req = c.regs[msrCPPCReq]
+	}
+	if c.op.valid && c.op.req == req {
+		return c.op
+	}
+	mhz, ref := m.deliveredMHz(c)
+	w := 0.0
+	if ref > 0 {
+		w = c.ct.ActiveW * math.Pow(mhz/ref, m.desc.Power.Exponent)
+	}
+	c.op = opPoint{req: req, valid: true, mhz: mhz, busyW: w}
+	return c.op
 }
 
 // deliveredMHz is the frequency a busy CPU runs at under its current
