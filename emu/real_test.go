@@ -348,6 +348,18 @@ func TestSysfsMatchesThisVM(t *testing.T) {
 	if len(files) < 20 {
 		t.Fatalf("only %d sysfs files on this machine", len(files))
 	}
+	// Which driver directories exist, and what cpufreq holds.
+	for _, name := range []string{"cpufreq", "intel_pstate", "amd_pstate"} {
+		real, rerr := os.ReadDir("/sys/devices/system/cpu/" + name)
+		n, ok := m.Tree().Walk("sys/devices/system/cpu/" + name)
+		if (rerr == nil) != ok {
+			t.Errorf("%s: exists here %v, emulated %v", name, rerr == nil, ok)
+			continue
+		}
+		if ok && len(real) != len(n.(*vfs.Dir).Names()) {
+			t.Errorf("%s: %d entries here, %d emulated", name, len(real), len(n.(*vfs.Dir).Names()))
+		}
+	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "/uevent") {
 			continue

@@ -82,6 +82,9 @@ func (m *Machine) buildTree() *vfs.Dir {
 		kmax = 8191
 	}
 	root.Put(cpuDir+"kernel_max", vfs.Const(itoa(kmax)))
+	// The cpufreq core registers this directory even with no driver
+	// (empty then, as on the development VMs).
+	root.MkdirAll(cpuDir + "cpufreq")
 	root.Put("proc/cpuinfo", m.ro(m.cpuinfo))
 	root.Put("proc/stat", &vfs.File{Mode: 0o444, Read: func() ([]byte, error) {
 		m.mu.Lock()
