@@ -181,7 +181,11 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 			return s, recording.FiguresFromInfo(set.Setup().Info()), nil
 		}
 	}
-	if len(msrs) > 0 {
+	if len(msrs) > 0 && meta.Emulated != "" {
+		// The tracer sees the real kernel's writes, not the emulator's.
+		w.Write(recording.Note{TimeNs: time.Now().UnixNano(),
+			Text: "kernel MSR writes not traced: emulated machine (eBPF sees the real kernel; sampled registers show the emulated requests)"})
+	} else if len(msrs) > 0 {
 		tr, err := ebpf.Open(ebpf.Options{MSRs: msrs, CPUs: list})
 		if err != nil {
 			fmt.Fprintf(stderr, "hwpprobe: kernel MSR writes not traced: %v\n", err)

@@ -84,11 +84,18 @@ func (s Summary) WriteText(w io.Writer) error {
 	if len(s.Changes) > 0 {
 		p.f("  register changes seen in samples:\n")
 		for _, c := range s.Changes {
-			vals := make([]string, len(c.Values))
+			p.f("    cpu%d %s:\n", c.CPU, c.Name)
 			for i, v := range c.Values {
-				vals[i] = hex(v)
+				arrow := "  "
+				if i > 0 {
+					arrow = "->"
+				}
+				text := ""
+				if d := RegText(c.MSR, v); d != "" {
+					text = " (" + d + ")"
+				}
+				p.f("      %s 0x%08x%s\n", arrow, v, text)
 			}
-			p.f("    cpu%d %s: %s\n", c.CPU, c.Name, strings.Join(vals, " -> "))
 		}
 	}
 	for _, pr := range s.Process {

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+)
+
+// TestRecordEmulatedMeteorLake records under `hwpemu run mtl-165u` (the
+// emulated Core Ultra 7 165U of emu/machines/mtl-165u.yaml) while CMD
+// switches cpu0 to the performance governor, and checks the recording
+// against the machine description and intel_pstate's rules:
+//   - TSC_MHz is the description's tsc_mhz, 1700;
+//   - Bzy_MHz stays within each core type's HWP highest performance x
+//     its perf unit (P 62 x 80 MHz, E 38 x 100 MHz, LP-E 21 x 100 MHz);
+//   - package watts are measured and at least the cores' watts;
+//   - cpu0's IA32_HWP_REQUEST goes from powersave with EPP
+//     balance_performance (64 on Meteor Lake, design.md section 1) to
+//     min = max = highest (62) with EPP 0 (intel_pstate_hwp_set() under
+//     the performance policy), while the E-core's request stays.
+func TestRecordEmulatedMeteorLake(t *testing.T) {
+	dir := t.TempDir()
+	hwpemu := filepath.Join(dir, "hwpemu")
+	if out, err := exec.Command("go", "build", "-o", hwpemu, "../hwpemu").CombinedOutput(); err != nil {
+		t.Fatalf("build hwpemu: %v\n%s", err, out)
+	}
+	out := filepath.Join(dir, "emu.rec")
+	// The bound is for an emulator that hangs (a FUSE server that stops
+	// answering), so that the suite fails instead of blocking.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpemu, "run", "mtl-165u", "--", hwpprobeBin, "record", "-o", out, "-C", "0,4,12", "--",
+		"sh", "-c", "sleep 1.5; echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; sleep 1.5")
+	cmd.WaitDelay = 5 * time.Second
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("hwpemu run ... record did not end within 2 minutes\n%s", b)
+	}
+	if err != nil {
+		t.Fatalf("hwpemu run ... record: %v\n%s", err, b)
+	}
+	if !strings.Contains(string(b), `EMULATED: machine "mtl-165u"`) {
+		t.Errorf("summary does not say the machine is emulated:\n%s", b)
+	}
+	rec := readRec(t, out)
+	if rec.Meta.Emulated != "mtl-165u" || rec.Meta.Host.Model != 0xAA || !rec.Complete() {
+		t.Fatalf("meta %+v, complete %v", rec.Meta, rec.Complete())
+	}
+	run := rec.Runs[0]
+	tsc, bzy := run.Column("TSC_MHz"), run.Column("Bzy_MHz")
+	pkgW, corW := run.PackageColumn("PkgWatt"), run.PackageColumn("CorWatt")
+	maxBzy := map[string]float64{"P": 62 * 80, "E": 38 * 100, "LP-E": 21 * 100}
+	var first, last map[int]uint64
+	for _, s := range run.Samples {
+		regs := map[int]uint64{}
+		for _, c := range s.CPUs {
+			if v := c.Value(tsc); !v.Valid() || v < 1700*0.99 || v > 1700*1.01 {
+				t.Errorf("cpu%d TSC_MHz %v, want 1700", c.CPU, v)
+			}
+			if v := c.Value(bzy); v.Valid() && float64(v) > maxBzy[c.CoreType]*1.01 {
+				t.Errorf("cpu%d (%s) Bzy_MHz %v above its HWP highest %v MHz", c.CPU, c.CoreType, v, maxBzy[c.CoreType])
+			}
+			if r, ok := c.Reg(hwp.MSR_IA32_HWP_REQUEST); ok {
+				regs[c.CPU] = r
+			}
+		}
+		for _, p := range s.Packages {
+			w, cw := p.Value(pkgW), p.Value(corW)
+			if !w.Valid() || w <= 0 || (cw.Valid() && cw > w) {
+				t.Errorf("package %d: PkgWatt %v CorWatt %v", p.Package, w, cw)
+			}
+		}
+		if first == nil {
+			first = regs
+		}
+		last = regs
+	}
+	types := map[string]int{}
+	for _, r := range run.Samples[0].Summaries {
+		types[r.Type] = r.CPUs
+	}
+	if types["P"] != 1 || types["E"] != 1 || types["LP-E"] != 1 || types["all"] != 3 {
+		t.Errorf("summary rows %v, want one CPU of each core type", types)
+	}
+	before, after := hwp.DecodeRequest(first[0]), hwp.DecodeRequest(last[0])
+	if before.EPP != 64 || before.Max != 62 {
+		t.Errorf("cpu0 HWP_REQUEST before %#x = %+v, want max 62 EPP 64", first[0], before)
+	}
+	if after.Min != 62 || after.Max != 62 || after.EPP != 0 {
+		t.Errorf("cpu0 HWP_REQUEST after %#x = %+v, want min = max = 62, EPP 0", last[0], after)
+	}
+	if first[4] != last[4] {
+		t.Errorf("cpu4 HWP_REQUEST changed %#x -> %#x; only cpu0's governor was written", first[4], last[4])
+	}
+	if !strings.Contains(string(b), "cpu0 IA32_HWP_REQUEST:") {
+		t.Errorf("summary does not list cpu0's HWP_REQUEST change:\n%s", b)
+	}
+}
