@@ -112,12 +112,22 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 		if msrs, err = tracefmt.ParseMSRs(f.msrs); err != nil {
 			return usageError{err}
 		}
+		if len(msrs) > ebpf.MaxMSRs {
+			return usagef("--msr: %d registers, the in-kernel filter holds at most %d", len(msrs), ebpf.MaxMSRs)
+		}
 	}
 	var cpuList cpus.List
 	if f.cpus != "" {
 		var err error
 		if cpuList, err = cpus.Parse(f.cpus); err != nil {
 			return usageError{err}
+		}
+		online, err := cpus.Online(global.root)
+		if err != nil {
+			return fmt.Errorf("online CPUs: %w", err)
+		}
+		if off := cpuList.Minus(online); len(off) > 0 {
+			return usagef("-C %s: CPU %s not online (online: %s)", f.cpus, off, online)
 		}
 	}
 	tracefs, err := ebpf.FindTraceFS(global.root)

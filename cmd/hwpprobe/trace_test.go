@@ -114,6 +114,8 @@ func TestTraceErrors(t *testing.T) {
 		{[]string{"trace", "--events", "amd_cpu:no_such_event"}, 1, "tracepoint amd_cpu:no_such_event"},
 		{[]string{"trace", "--events", "cpu_frequency"}, 2, "want group:name"},
 		{[]string{"trace", "-C", "0-x"}, 2, "invalid CPU list"},
+		{[]string{"trace", "-C", "0,4095"}, 2, "CPU 4095 not online"},
+		{[]string{"trace", "--msr", "0x1,0x2,0x3,0x4,0x5,0x6,0x7,0x8,0x9,0xa,0xb,0xc,0xd,0xe,0xf,0x10,0x11"}, 2, "at most 16"},
 		{[]string{"trace", "--duration", "-1s"}, 2, "cannot be negative"},
 		{[]string{"trace", "stray"}, 2, "after --"},
 		{[]string{"trace", "--msr", "0x6e0", "--", "/nonexistent/cmd"}, 1, "/nonexistent/cmd"},
