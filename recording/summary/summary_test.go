@@ -1,0 +1,146 @@
+package summary
+
+import (
+	"bytes"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/recording"
+)
+
+func run(samples ...recording.Sample) *recording.Run {
+	return &recording.Run{
+		Start:          recording.RunStart{Run: 1, Command: []string{"make", "-j8"}, TimeNs: 1e18},
+		End:            &recording.RunEnd{Run: 1, TimeNs: 1e18 + 4e8},
+		CPUColumns:     recording.SamplerCPUColumns,
+		PackageColumns: recording.SamplerPackageColumns,
+		Samples:        samples,
+	}
+}
+
+// all builds an "all" summary row: Avg_MHz, Busy%, Bzy_MHz, TSC_MHz, IPC,
+// CoreTmp; PkgWatt.
+func all(dt int64, avg, busy, bzy, ipc, tmp, watt recording.Value) recording.Sample {
+	na := recording.NA
+	return recording.Sample{IntervalNs: dt, Summaries: []recording.SummaryRow{{Type: "all", CPUs: 2,
+		Values:        []recording.Value{avg, busy, bzy, 2000, ipc, tmp},
+		PackageValues: []recording.Value{watt, na, na, na, na, na}}}}
+}
+
+// TestRowsWeighting: the run averages must keep turbostat's identity
+// Avg_MHz = Busy% x Bzy_MHz / 100 (turbostat.c: Avg_MHz from APERF over
+// the interval, Bzy_MHz from APERF over MPERF, Busy% from MPERF over TSC),
+// which holds per interval and so must hold for the run: it does only when
+// Bzy_MHz is weighted by busy time. Energy is the sum of watts x seconds.
+func TestRowsWeighting(t *testing.T) {
+	// Each interval satisfies the identity: 1000 = 50% x 2000, 3000 = 100% x 3000.
+	r := run(all(1e8, 1000, 50, 2000, 1.0, 40, 10), all(3e8, 3000, 100, 3000, 2.0, 55, 20))
+	s := Summarize(&recording.Recording{}, r)
+	if len(s.Rows) != 1 {
+		t.Fatalf("rows %+v", s.Rows)
+	}
+	row := s.Rows[0]
+	if got := float64(row.BusyPct) * float64(row.BzyMHz) / 100; math.Abs(got-float64(row.AvgMHz)) > 1e-9 {
+		t.Errorf("Busy%% %v x Bzy_MHz %v / 100 = %v, Avg_MHz %v", row.BusyPct, row.BzyMHz, got, row.AvgMHz)
+	}
+	// Avg_MHz by time: (1000 x 0.1 + 3000 x 0.3) / 0.4.
+	// IPC by APERF (Avg_MHz x time): (1 x 100 + 2 x 900) / 1000.
+	// Energy: 10 W x 0.1 s + 20 W x 0.3 s = 7 J over 0.4 s.
+	want := map[string]float64{"Avg_MHz": 2500, "Busy%": 87.5, "IPC": 1.9, "TSC_MHz": 2000, "CoreTmp": 55,
+		"Pkg_J": 7, "PkgWatt": 17.5}
+	got := map[string]float64{"Avg_MHz": float64(row.AvgMHz), "Busy%": float64(row.BusyPct), "IPC": float64(row.IPC),
+		"TSC_MHz": float64(row.TSCMHz), "CoreTmp": float64(row.CoreTmp), "Pkg_J": float64(row.Joule("PkgWatt")),
+		"PkgWatt": float64(row.Watt("PkgWatt"))}
+	if diff := cmp.Diff(want, got, cmp.Comparer(func(a, b float64) bool { return math.Abs(a-b) < 1e-9 })); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if v := row.Watt("RAMWatt"); v.Valid() {
+		t.Errorf("RAMWatt never measured, got %v", v)
+	}
+}
+
+// TestRowsSkipMissing: an interval without a figure does not count as 0.
+func TestRowsSkipMissing(t *testing.T) {
+	na := recording.NA
+	r := run(all(1e8, 1000, 50, 2000, na, na, na), all(1e8, na, na, na, na, na, na))
+	row := Summarize(&recording.Recording{}, r).Rows[0]
+	if row.AvgMHz != 1000 || row.IPC.Valid() || row.CoreTmp.Valid() || row.Watt("PkgWatt").Valid() {
+		t.Errorf("%+v", row)
+	}
+}
+
+// TestTraceWrites decodes the kernel's writes with the register catalog:
+// 0x80002e17 is the Whiskey Lake request of vectors/registers.tsv
+// ("MSR_HWP_REQUEST: 0x80002e17 (min 23 max 46 des 0 epp 0x80 window 0x0 pkg 0x0)").
+func TestTraceWrites(t *testing.T) {
+	r := run()
+	r.Trace = []recording.TraceEvent{
+		{CPU: 2, MSR: 0x774, Value: 0x80002e17},
+		{CPU: 0, MSR: 0x774, Value: 0x80002e17},
+		{CPU: 0, MSR: 0x774, Value: 0x00002727, Failed: true},
+		{CPU: 1, MSR: 0x6e0, Value: 5},
+	}
+	got := Summarize(&recording.Recording{}, r).Trace
+	// By register address; values most written first.
+	want := []RegWrites{
+		{MSR: 0x6e0, Name: "MSR 0x6e0", Writes: 1, CPUs: cpus.List{1}, Values: []ValueCount{{5, 1, ""}}},
+		{MSR: 0x774, Name: "IA32_HWP_REQUEST", Writes: 3, Failed: 1, CPUs: cpus.List{0, 2}, Values: []ValueCount{
+			{0x80002e17, 2, "min 23 max 46 des 0 epp 0x80 window 0x0 pkg 0x0"},
+			{0x00002727, 1, "min 39 max 39 des 0 epp 0x0 window 0x0 pkg 0x0"},
+		}},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestSampledChanges(t *testing.T) {
+	smp := func(v uint64) recording.Sample {
+		return recording.Sample{CPUs: []recording.CPURow{
+			{CPU: 0, Regs: []recording.Reg{{MSR: 0x774, Value: v}, {MSR: 0x1b0, Value: 6}}},
+			{CPU: 1, Regs: []recording.Reg{{MSR: 0x774, Value: 0x80002e17}}},
+		}}
+	}
+	r := run(smp(0x40003e05), smp(0x40003e05), smp(0x3e3e), smp(0x40003e05))
+	got := Summarize(&recording.Recording{}, r).Changes
+	want := []RegChange{{MSR: 0x774, Name: "IA32_HWP_REQUEST", CPU: 0, Values: []uint64{0x40003e05, 0x3e3e, 0x40003e05}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	r := run(all(1e8, 1000, 50, 2000, recording.NA, 40, 10))
+	r.End.ExitCode, r.End.Signal, r.End.Interrupted = 130, "interrupt", true
+	r.Process = []recording.Process{{PID: 7, Counts: []recording.Count{
+		{Event: "task-clock", Supported: true, Value: 200e6, EnabledNs: 200e6, RunningNs: 200e6},
+		{Event: "cycles", Error: "not supported by this machine's PMU"},
+	}}}
+	var b bytes.Buffer
+	if err := Summarize(&recording.Recording{}, r).WriteText(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"run 1: make -j8",
+		"elapsed:   0.400 s",
+		"exit:      killed by signal: interrupt (status 130), interrupted",
+		"all     2     1000  50.00     2000     2000    -       40       -    10.00   1.00        -        -",
+		"task-clock     200.00 msec  # 0.500 CPUs utilized",
+		"cycles         <not supported>",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("missing %q in:\n%s", want, b.String())
+		}
+	}
+	// A run cut short says so.
+	r.End = nil
+	b.Reset()
+	Summarize(&recording.Recording{}, r).WriteText(&b)
+	if !strings.Contains(b.String(), "exit:      unknown: the recording was cut during the run") {
+		t.Errorf("cut run:\n%s", b.String())
+	}
+}
