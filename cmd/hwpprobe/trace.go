@@ -168,6 +168,7 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 		go func() { childDone <- child.Wait(); cancel() }()
 	}
 
+	fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: tracing %s\n", describeTrace(msrs, cpuList, events, f, argv))
 	start := time.Now()
 	var end atomic.Int64 // when tracing was asked to stop (detaching takes a while)
 	context.AfterFunc(ctx, func() { end.Store(time.Now().UnixNano()) })
@@ -193,6 +194,40 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 		return childStatus(argv[0], <-childDone)
 	}
 	return nil
+}
+
+// describeTrace says what is traced, for stderr: "writes of
+// IA32_HWP_REQUEST (0x774) on CPUs 0-3, and power:cpu_frequency, for 1s".
+func describeTrace(msrs []uint32, cpuList cpus.List, events []string, f traceFlags, argv []string) string {
+	names := make([]string, len(msrs))
+	for i, m := range msrs {
+		names[i] = fmt.Sprintf("%s (%#x)", tracefmt.Name(m), m)
+	}
+	s := "writes of " + strings.Join(names, ", ")
+	if f.countOnly {
+		s = "(counting) " + s
+	}
+	if len(cpuList) == 1 {
+		s += " on CPU " + cpuList.String()
+	} else if len(cpuList) > 1 {
+		s += " on CPUs " + cpuList.String()
+	} else {
+		s += " on all CPUs"
+	}
+	if len(events) > 0 {
+		s += ", and " + strings.Join(events, ", ")
+	}
+	switch {
+	case len(argv) > 0 && f.duration > 0:
+		s += fmt.Sprintf(", while %s runs (at most %v)", argv[0], f.duration)
+	case len(argv) > 0:
+		s += fmt.Sprintf(", while %s runs", argv[0])
+	case f.duration > 0:
+		s += fmt.Sprintf(", for %v", f.duration)
+	default:
+		s += " until Ctrl-C"
+	}
+	return s
 }
 
 // childStatus passes on a traced command's failure as hwpprobe's exit
