@@ -132,7 +132,9 @@ const (
 // Open checks the kernel, loads the programs and attaches them. It needs
 // root (or CAP_BPF and CAP_PERFMON, Linux 5.8+), BPF ring buffers (Linux
 // 5.8+) and the tracepoints asked for; errors wrap ErrPermission,
-// ErrNoRingBuf and ErrTracepointMissing. Close the Tracer when done.
+// ErrNoRingBuf and ErrTracepointMissing. On kernels before 5.11, which
+// charge BPF memory to RLIMIT_MEMLOCK, it lifts that limit for the process.
+// Close the Tracer when done.
 func Open(opts Options) (*Tracer, error) {
 	if len(opts.MSRs) == 0 && len(opts.Events) == 0 {
 		return nil, fmt.Errorf("ebpf: nothing to trace: no MSRs and no tracepoints: %w", ErrBadOptions)
