@@ -214,7 +214,7 @@ func remap(v []Value, idx []int, n int) []Value {
 	}
 	out := make([]Value, n)
 	for i := range out {
-		out[i] = NA
+		out[i] = NA()
 	}
 	for i, x := range v {
 		switch {

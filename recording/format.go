@@ -20,7 +20,7 @@ import (
 // Magic opens every recording. The first byte is not ASCII and the last is
 // a newline, so that text-mode transfers and text files are caught (as in
 // PNG's signature).
-var Magic = [8]byte{0x89, 'H', 'W', 'P', 'R', 'E', 'C', '\n'}
+const Magic = "\x89HWPREC\n"
 
 // Format version written by this package. Readers accept any minor version
 // of a known major version (newer minors only add record types and JSON
@@ -64,7 +64,9 @@ var (
 	ErrClosed = errors.New("recording writer is closed")
 )
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// checksum is CRC-32C (Castagnoli) of a stored payload. MakeTable returns
+// the package's own precomputed table for this polynomial.
+func checksum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
 
 // Version is a format version.
 type Version struct{ Major, Minor uint16 }
@@ -73,14 +75,14 @@ type Version struct{ Major, Minor uint16 }
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
 
 func appendFileHeader(b []byte) []byte {
-	b = append(b, Magic[:]...)
+	b = append(b, Magic...)
 	b = binary.LittleEndian.AppendUint16(b, VersionMajor)
 	return binary.LittleEndian.AppendUint16(b, VersionMinor)
 }
 
 // parseFileHeader checks the magic and version of a file's first 12 bytes.
 func parseFileHeader(b []byte) (Version, error) {
-	if len(b) < len(Magic) || [8]byte(b[:8]) != Magic {
+	if len(b) < len(Magic) || string(b[:len(Magic)]) != Magic {
 		return Version{}, ErrNotRecording
 	}
 	if len(b) < fileHeaderLen {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 
 	"github.com/klauspost/compress/zstd"
@@ -97,7 +96,7 @@ func (r *Reader) next() (Record, error) {
 		}
 		return nil, fmt.Errorf("recording: read at offset %d: %w", r.off, err)
 	}
-	if crc32.Checksum(payload, castagnoli) != sum {
+	if checksum(payload) != sum {
 		return nil, r.corrupt("%s record fails its checksum", typ)
 	}
 	if enc == encZstdJSON {

@@ -35,7 +35,7 @@ func sampleRecords() []Record {
 		Samples{Run: 1, CPUColumns: []string{"Avg_MHz", "Busy%", "IPC"}, PackageColumns: []string{"PkgWatt"},
 			Samples: []Sample{{TimeNs: 1_700_000_000_100_000_000, IntervalNs: 100_000_000,
 				CPUs: []CPURow{
-					{CPU: 0, Core: 0, CoreType: "P", Values: []Value{2400.5, 37.25, NA}, Regs: []Reg{{0x774, bigReg}}},
+					{CPU: 0, Core: 0, CoreType: "P", Values: []Value{2400.5, 37.25, NA()}, Regs: []Reg{{0x774, bigReg}}},
 					{CPU: 1, Core: 1, Package: 0, Values: []Value{800, 0, 1.5}},
 				},
 				Packages:  []PackageRow{{Package: 0, Values: []Value{12.75}, Regs: []Reg{{0x64F, 0x1c000000}}}},
@@ -123,7 +123,7 @@ func TestRoundTripEveryRecordType(t *testing.T) {
 	for _, r := range got {
 		seen[r.Type()] = true
 	}
-	for typ := range typeNames {
+	for _, typ := range RecordTypes() {
 		if !seen[typ] {
 			t.Errorf("round trip does not cover record type %s", typ)
 		}
@@ -150,7 +150,7 @@ func TestReadAssemblesRuns(t *testing.T) {
 		t.Errorf("64-bit register value %#x came back as %#x", uint64(bigReg), got)
 	}
 	if v := r.Samples[0].CPUs[0].Value(r.Column("IPC")); v.Valid() {
-		t.Errorf("missing IPC came back as %v, want NA", v)
+		t.Errorf("missing IPC came back as %v, want NA()", v)
 	}
 }
 
@@ -337,7 +337,7 @@ func TestColumnsMergeAcrossBatches(t *testing.T) {
 		r := s.CPUs[0]
 		got = append(got, []Value{r.Value(0), r.Value(1), r.Value(2)})
 	}
-	want := [][]Value{{1, 2, NA}, {NA, 3, 4}}
+	want := [][]Value{{1, 2, NA()}, {NA(), 3, 4}}
 	if diff := cmp.Diff(want, got, valueCmp); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
 	}
@@ -388,7 +388,7 @@ func TestWriterStopsAtFullDisk(t *testing.T) {
 }
 
 func TestValueJSON(t *testing.T) {
-	b, err := json.Marshal([]Value{1.5, NA, Value(math.Inf(1)), 0})
+	b, err := json.Marshal([]Value{1.5, NA(), Value(math.Inf(1)), 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -399,7 +399,7 @@ func TestValueJSON(t *testing.T) {
 	if err := json.Unmarshal(b, &v); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]Value{1.5, NA, NA, 0}, v, valueCmp, cmpopts.EquateEmpty()); diff != "" {
+	if diff := cmp.Diff([]Value{1.5, NA(), NA(), 0}, v, valueCmp, cmpopts.EquateEmpty()); diff != "" {
 		t.Error(diff)
 	}
 }

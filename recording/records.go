@@ -23,18 +23,35 @@ const (
 	TypeEnd      RecordType = 15 // End: the writer finished the file
 )
 
-var typeNames = map[RecordType]string{
-	TypeMeta: "meta", TypeRunStart: "run-start", TypeSnapshot: "snapshot",
-	TypeSamples: "samples", TypeTrace: "trace", TypeProcess: "process",
-	TypeRunEnd: "run-end", TypeNote: "note", TypeEnd: "end",
-}
-
 // String returns the type's name as used in docs/recording-format.md.
 func (t RecordType) String() string {
-	if n, ok := typeNames[t]; ok {
-		return n
+	switch t {
+	case TypeMeta:
+		return "meta"
+	case TypeRunStart:
+		return "run-start"
+	case TypeSnapshot:
+		return "snapshot"
+	case TypeSamples:
+		return "samples"
+	case TypeTrace:
+		return "trace"
+	case TypeProcess:
+		return "process"
+	case TypeRunEnd:
+		return "run-end"
+	case TypeNote:
+		return "note"
+	case TypeEnd:
+		return "end"
 	}
 	return "type-" + strconv.Itoa(int(t))
+}
+
+// RecordTypes returns every record type this version knows, in number
+// order.
+func RecordTypes() []RecordType {
+	return []RecordType{TypeMeta, TypeRunStart, TypeSnapshot, TypeSamples, TypeTrace, TypeProcess, TypeRunEnd, TypeNote, TypeEnd}
 }
 
 // Record is one typed record of a recording. The implementations are the
@@ -216,8 +233,8 @@ type Reg struct {
 // JSON null, never as 0.
 type Value float64
 
-// NA is the value of a figure that could not be measured.
-var NA = Value(math.NaN())
+// NA returns the value of a figure that could not be measured (NaN).
+func NA() Value { return Value(math.NaN()) }
 
 // Valid reports whether the figure was measured.
 func (v Value) Valid() bool { return !math.IsNaN(float64(v)) && !math.IsInf(float64(v), 0) }
@@ -233,7 +250,7 @@ func (v Value) MarshalJSON() ([]byte, error) {
 // UnmarshalJSON reads null as NaN.
 func (v *Value) UnmarshalJSON(b []byte) error {
 	if string(b) == "null" {
-		*v = NA
+		*v = NA()
 		return nil
 	}
 	var f float64
@@ -349,7 +366,7 @@ func (u Unknown) Type() RecordType { return u.RecType }
 // Value returns the row's figure in column i, NA when the row lacks it.
 func (r CPURow) Value(i int) Value {
 	if i < 0 || i >= len(r.Values) {
-		return NA
+		return NA()
 	}
 	return r.Values[i]
 }
@@ -377,7 +394,7 @@ func (r SummaryRow) PackageValue(i int) Value { return valueAt(r.PackageValues, 
 
 func valueAt(v []Value, i int) Value {
 	if i < 0 || i >= len(v) {
-		return NA
+		return NA()
 	}
 	return v[i]
 }
@@ -385,7 +402,7 @@ func valueAt(v []Value, i int) Value {
 // Value returns the row's figure in column i, NA when the row lacks it.
 func (r PackageRow) Value(i int) Value {
 	if i < 0 || i >= len(r.Values) {
-		return NA
+		return NA()
 	}
 	return r.Values[i]
 }

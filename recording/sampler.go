@@ -5,11 +5,17 @@ import (
 	"github.com/hwpprobe/hwpprobe/sampler"
 )
 
-// Column names of the samples hwpprobe records: turbostat's.
-var (
-	SamplerCPUColumns     = []string{"Avg_MHz", "Busy%", "Bzy_MHz", "TSC_MHz", "IPC", "CoreTmp"}
-	SamplerPackageColumns = []string{"PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "SysWatt", "PkgTmp"}
-)
+// SamplerCPUColumns returns the names of the CPU values FromSampler
+// fills: turbostat's.
+func SamplerCPUColumns() []string {
+	return []string{"Avg_MHz", "Busy%", "Bzy_MHz", "TSC_MHz", "IPC", "CoreTmp"}
+}
+
+// SamplerPackageColumns returns the names of the package values
+// FromSampler fills: turbostat's.
+func SamplerPackageColumns() []string {
+	return []string{"PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "SysWatt", "PkgTmp"}
+}
 
 // FromSampler converts a sampler's Sample into the recorded form, with
 // SamplerCPUColumns and SamplerPackageColumns. A figure that is absent or
@@ -55,7 +61,7 @@ func FiguresFromInfo(in sampler.Info) *Figures {
 
 func val(v sampler.Value) Value {
 	if !v.OK() {
-		return NA
+		return NA()
 	}
 	return Value(v.V)
 }

@@ -24,16 +24,16 @@ func TestFromSampler(t *testing.T) {
 	}
 	got := FromSampler(s, 0x774)
 	want := Sample{TimeNs: at.UnixNano(), IntervalNs: 100e6,
-		CPUs: []CPURow{{CPU: 3, Core: 1, Package: 0, CoreType: "E", Values: []Value{800, 25, 3200, 1700, NA, 50},
+		CPUs: []CPURow{{CPU: 3, Core: 1, Package: 0, CoreType: "E", Values: []Value{800, 25, 3200, 1700, NA(), 50},
 			Regs: []Reg{{0x774, 0x80002e17}}}},
-		Packages: []PackageRow{{Package: 0, Values: []Value{6.5, NA, NA, NA, NA, NA}, Regs: []Reg{{0x64F, 0x1c000000}}}},
-		Summaries: []SummaryRow{{Type: "all", CPUs: 1, Values: []Value{800, NA, NA, NA, NA, NA},
-			PackageValues: []Value{6.5, NA, NA, NA, NA, NA}}},
+		Packages: []PackageRow{{Package: 0, Values: []Value{6.5, NA(), NA(), NA(), NA(), NA()}, Regs: []Reg{{0x64F, 0x1c000000}}}},
+		Summaries: []SummaryRow{{Type: "all", CPUs: 1, Values: []Value{800, NA(), NA(), NA(), NA(), NA()},
+			PackageValues: []Value{6.5, NA(), NA(), NA(), NA(), NA()}}},
 	}
 	if diff := cmp.Diff(want, got, valueCmp); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if len(want.CPUs[0].Values) != len(SamplerCPUColumns) || len(want.Packages[0].Values) != len(SamplerPackageColumns) {
+	if len(want.CPUs[0].Values) != len(SamplerCPUColumns()) || len(want.Packages[0].Values) != len(SamplerPackageColumns()) {
 		t.Error("columns and values disagree")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 
@@ -77,7 +76,7 @@ func (w *Writer) Write(r Record) error {
 	b := w.buf[:0]
 	b = append(b, byte(r.Type()), enc, 0, 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
-	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(payload, castagnoli))
+	b = binary.LittleEndian.AppendUint32(b, checksum(payload))
 	b = append(b, payload...)
 	w.buf = b
 	return w.write(b)

@@ -21,9 +21,11 @@ const (
 	RowSummary = "summary"
 )
 
-// FixedColumns open every CSV row; the turbostat figure columns and the
-// register columns follow them (docs/export.md).
-var FixedColumns = []string{"run", "side", "time", "elapsed_s", "interval_s", "row", "Type", "Package", "Core", "CPU"}
+// FixedColumns returns the columns that open every CSV row; the turbostat
+// figure columns and the register columns follow them (docs/export.md).
+func FixedColumns() []string {
+	return []string{"run", "side", "time", "elapsed_s", "interval_s", "row", "Type", "Package", "Core", "CPU"}
+}
 
 // WriteCSV writes one row per (sample, CPU), per (sample, package) and per
 // (sample, summary row) of every run of rec. Figure columns are the union
@@ -49,7 +51,7 @@ func WriteCSV(w io.Writer, rec *recording.Recording) error {
 			}
 		}
 	}
-	header := slices.Clone(FixedColumns)
+	header := FixedColumns()
 	header = append(header, cpuCols...)
 	header = append(header, pkgCols...)
 	for _, m := range append(slices.Clone(cpuRegs), pkgRegs...) {
@@ -59,7 +61,7 @@ func WriteCSV(w io.Writer, rec *recording.Recording) error {
 	if err := cw.Write(header); err != nil {
 		return err
 	}
-	nFixed, nCPU, nPkg := len(FixedColumns), len(cpuCols), len(pkgCols)
+	nFixed, nCPU, nPkg := len(FixedColumns()), len(cpuCols), len(pkgCols)
 	line := make([]string, len(header))
 	for _, run := range rec.Runs {
 		ci := indexes(cpuCols, run.CPUColumns)

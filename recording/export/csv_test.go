@@ -11,7 +11,7 @@ import (
 )
 
 func TestWriteCSV(t *testing.T) {
-	na := recording.NA
+	na := recording.NA()
 	start := int64(1_800_000_000_000_000_000)
 	rec := &recording.Recording{Runs: []*recording.Run{
 		{

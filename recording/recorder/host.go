@@ -32,24 +32,31 @@ func Host(fs sysfs.FS) recording.Host {
 	return h
 }
 
-// perCPUSettings are the per-CPU sysfs files a run's settings are read
-// from, by the names the kernel gives them.
-var perCPUSettings = []struct{ name, path string }{
-	{"scaling_governor", "cpufreq/scaling_governor"},
-	{"energy_performance_preference", "cpufreq/energy_performance_preference"},
-	{"scaling_min_freq", "cpufreq/scaling_min_freq"},
-	{"scaling_max_freq", "cpufreq/scaling_max_freq"},
-	{"energy_perf_bias", "power/energy_perf_bias"},
+// setting is a sysfs file a run's setting is read from, named as the
+// kernel names it.
+type setting struct{ name, path string }
+
+// perCPUSettings returns the per-CPU files, relative to cpuN/.
+func perCPUSettings() []setting {
+	return []setting{
+		{"scaling_governor", "cpufreq/scaling_governor"},
+		{"energy_performance_preference", "cpufreq/energy_performance_preference"},
+		{"scaling_min_freq", "cpufreq/scaling_min_freq"},
+		{"scaling_max_freq", "cpufreq/scaling_max_freq"},
+		{"energy_perf_bias", "power/energy_perf_bias"},
+	}
 }
 
-// globalSettings are the driver-wide files.
-var globalSettings = []struct{ name, path string }{
-	{"intel_pstate/status", "sys/devices/system/cpu/intel_pstate/status"},
-	{"intel_pstate/no_turbo", "sys/devices/system/cpu/intel_pstate/no_turbo"},
-	{"intel_pstate/min_perf_pct", "sys/devices/system/cpu/intel_pstate/min_perf_pct"},
-	{"intel_pstate/max_perf_pct", "sys/devices/system/cpu/intel_pstate/max_perf_pct"},
-	{"amd_pstate/status", "sys/devices/system/cpu/amd_pstate/status"},
-	{"cpufreq/boost", "sys/devices/system/cpu/cpufreq/boost"},
+// globalSettings returns the driver-wide files.
+func globalSettings() []setting {
+	return []setting{
+		{"intel_pstate/status", "sys/devices/system/cpu/intel_pstate/status"},
+		{"intel_pstate/no_turbo", "sys/devices/system/cpu/intel_pstate/no_turbo"},
+		{"intel_pstate/min_perf_pct", "sys/devices/system/cpu/intel_pstate/min_perf_pct"},
+		{"intel_pstate/max_perf_pct", "sys/devices/system/cpu/intel_pstate/max_perf_pct"},
+		{"amd_pstate/status", "sys/devices/system/cpu/amd_pstate/status"},
+		{"cpufreq/boost", "sys/devices/system/cpu/cpufreq/boost"},
+	}
 }
 
 // Observed reads the power-management settings in force on the CPUs of
@@ -57,7 +64,7 @@ var globalSettings = []struct{ name, path string }{
 // "powersave (0-3), performance (4-7)"; one no CPU has is left out.
 func Observed(fs sysfs.FS, list cpus.List) []recording.Setting {
 	var out []recording.Setting
-	for _, s := range perCPUSettings {
+	for _, s := range perCPUSettings() {
 		by := map[string]cpus.List{}
 		var order []string
 		for _, c := range list {
@@ -86,7 +93,7 @@ func Observed(fs sysfs.FS, list cpus.List) []recording.Setting {
 		}
 		out = append(out, recording.Setting{Name: s.name, Value: strings.Join(parts, ", ")})
 	}
-	for _, s := range globalSettings {
+	for _, s := range globalSettings() {
 		if v, err := fs.ReadString(s.path); err == nil {
 			out = append(out, recording.Setting{Name: s.name, Value: v})
 		}

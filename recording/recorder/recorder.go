@@ -324,8 +324,8 @@ func flush(sk *sink, bufs *buffers, tr Tracer, run int) {
 	bufs.lastLost = max(lost, bufs.lastLost)
 	bufs.mu.Unlock()
 	if len(samples) > 0 {
-		sk.write(recording.Samples{Run: run, CPUColumns: recording.SamplerCPUColumns,
-			PackageColumns: recording.SamplerPackageColumns, Samples: samples})
+		sk.write(recording.Samples{Run: run, CPUColumns: recording.SamplerCPUColumns(),
+			PackageColumns: recording.SamplerPackageColumns(), Samples: samples})
 	}
 	if len(events) > 0 || dLost > 0 {
 		sk.write(recording.Trace{Run: run, Events: events, Lost: dLost})

@@ -46,7 +46,7 @@ func lookup(m map[string]recording.Value, k string) recording.Value {
 	if v, ok := m[k]; ok {
 		return v
 	}
-	return recording.NA
+	return recording.NA()
 }
 
 // RegWrites summarises the kernel's writes to one MSR.
@@ -129,7 +129,7 @@ func (a *acc) add(v recording.Value, w float64) {
 
 func (a acc) mean() recording.Value {
 	if a.w == 0 {
-		return recording.NA
+		return recording.NA()
 	}
 	return recording.Value(a.sum / a.w)
 }
@@ -144,8 +144,8 @@ func maxValue(a, b recording.Value) recording.Value {
 	return a
 }
 
-// Domains are the RAPL columns summed into energy.
-var Domains = []string{"PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "SysWatt"}
+// Domains returns the RAPL columns summed into energy.
+func Domains() []string { return []string{"PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "SysWatt"} }
 
 func rows(run *recording.Run) []Row {
 	col := func(name string) int { return run.Column(name) }
@@ -164,7 +164,7 @@ func rows(run *recording.Run) []Row {
 		for _, r := range smp.Summaries {
 			st := by[r.Type]
 			if st == nil {
-				st = &state{row: Row{Type: r.Type, CPUs: r.CPUs, CoreTmp: recording.NA, PkgTmp: recording.NA},
+				st = &state{row: Row{Type: r.Type, CPUs: r.CPUs, CoreTmp: recording.NA(), PkgTmp: recording.NA()},
 					watts: map[string]*acc{}, joules: map[string]float64{}}
 				by[r.Type] = st
 				order = append(order, r.Type)
@@ -180,7 +180,7 @@ func rows(run *recording.Run) []Row {
 			}
 			st.row.CoreTmp = maxValue(st.row.CoreTmp, r.Value(ctmp))
 			st.row.PkgTmp = maxValue(st.row.PkgTmp, r.PackageValue(ptmp))
-			for _, d := range Domains {
+			for _, d := range Domains() {
 				v := r.PackageValue(run.PackageColumn(d))
 				if !v.Valid() {
 					continue

@@ -16,8 +16,8 @@ func run(samples ...recording.Sample) *recording.Run {
 	return &recording.Run{
 		Start:          recording.RunStart{Run: 1, Command: []string{"make", "-j8"}, TimeNs: 1e18},
 		End:            &recording.RunEnd{Run: 1, TimeNs: 1e18 + 4e8},
-		CPUColumns:     recording.SamplerCPUColumns,
-		PackageColumns: recording.SamplerPackageColumns,
+		CPUColumns:     recording.SamplerCPUColumns(),
+		PackageColumns: recording.SamplerPackageColumns(),
 		Samples:        samples,
 	}
 }
@@ -25,7 +25,7 @@ func run(samples ...recording.Sample) *recording.Run {
 // all builds an "all" summary row: Avg_MHz, Busy%, Bzy_MHz, TSC_MHz, IPC,
 // CoreTmp; PkgWatt.
 func all(dt int64, avg, busy, bzy, ipc, tmp, watt recording.Value) recording.Sample {
-	na := recording.NA
+	na := recording.NA()
 	return recording.Sample{IntervalNs: dt, Summaries: []recording.SummaryRow{{Type: "all", CPUs: 2,
 		Values:        []recording.Value{avg, busy, bzy, 2000, ipc, tmp},
 		PackageValues: []recording.Value{watt, na, na, na, na, na}}}}
@@ -65,7 +65,7 @@ func TestRowsWeighting(t *testing.T) {
 
 // TestRowsSkipMissing: an interval without a figure does not count as 0.
 func TestRowsSkipMissing(t *testing.T) {
-	na := recording.NA
+	na := recording.NA()
 	r := run(all(1e8, 1000, 50, 2000, na, na, na), all(1e8, na, na, na, na, na, na))
 	row := Summarize(&recording.Recording{}, r).Rows[0]
 	if row.AvgMHz != 1000 || row.IPC.Valid() || row.CoreTmp.Valid() || row.Watt("PkgWatt").Valid() {
@@ -114,7 +114,7 @@ func TestSampledChanges(t *testing.T) {
 }
 
 func TestWriteText(t *testing.T) {
-	r := run(all(1e8, 1000, 50, 2000, recording.NA, 40, 10))
+	r := run(all(1e8, 1000, 50, 2000, recording.NA(), 40, 10))
 	r.End.ExitCode, r.End.Signal, r.End.Interrupted = 130, "interrupt", true
 	r.Process = []recording.Process{{PID: 7, Counts: []recording.Count{
 		{Event: "task-clock", Supported: true, Value: 200e6, EnabledNs: 200e6, RunningNs: 200e6},
