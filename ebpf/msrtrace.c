@@ -5,10 +5,12 @@
 // eBPF programs of hwpprobe's MSR tracer (package ebpf). Built with bpf2go;
 // see gen.go for the exact, pinned command line.
 //
-// write_msr runs on every msr:write_msr tracepoint hit (every WRMSR the kernel
-// makes through the paravirt/native helpers, including wrmsrq_on_cpu), keeps
-// only the wanted MSR numbers (immediates, see CONST) and, in streaming mode, copies each
-// matching write into a BPF ring buffer. test_write_msr is the same handler
+// write_msr runs on every msr:write_msr tracepoint hit (every WRMSR the
+// kernel makes through the paravirt/native helpers, including
+// wrmsrq_on_cpu), keeps only the wanted MSR numbers (immediates, see CONST)
+// and, in streaming mode, copies each matching write into a BPF ring
+// buffer; write_msr_seen is the same that also counts every hit.
+// test_write_msr is the same handler
 // behind a raw tracepoint entry so that tests and benchmarks can feed it
 // synthetic writes with BPF_PROG_TEST_RUN. tp_record attaches to any other
 // tracepoint (power:*, amd_cpu:*) and copies its record's first bytes, which
