@@ -104,6 +104,7 @@ func TestTraceCommand(t *testing.T) {
 }
 
 func TestTraceErrors(t *testing.T) {
+	empty := t.TempDir()
 	tests := []struct {
 		args []string
 		code int
@@ -119,6 +120,7 @@ func TestTraceErrors(t *testing.T) {
 		{[]string{"trace", "--duration", "-1s"}, 2, "cannot be negative"},
 		{[]string{"trace", "stray"}, 2, "after --"},
 		{[]string{"trace", "--msr", "0x6e0", "--", "/nonexistent/cmd"}, 1, "/nonexistent/cmd"},
+		{[]string{"--root", empty, "trace"}, 1, "no tracefs under " + empty},
 	}
 	for _, tt := range tests {
 		stdout, stderr, code := runBin(t, tt.args...)
