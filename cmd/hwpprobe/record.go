@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
@@ -225,7 +226,8 @@ func recordExit(res recorder.Result) error {
 	switch {
 	case res.End.Interrupted && res.Forwarded != 0:
 		code = 128 + int(res.Forwarded)
-		err = fmt.Errorf("interrupted by %v: %s", res.Forwarded, exitWords(res.End))
+		err = fmt.Errorf("interrupted: %s forwarded to the command's process group; %s",
+			unix.SignalName(res.Forwarded), exitWords(res.End))
 	case res.StartErr != nil:
 		err = res.StartErr
 	case res.WriteErr != nil && code == 0:
