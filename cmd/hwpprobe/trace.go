@@ -184,7 +184,11 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 	if err != nil {
 		return err
 	}
-	if err := w.WriteSummary(w.Summary(st, time.Unix(0, end.Load()).Sub(start), f.countOnly, counts)); err != nil {
+	stopped := time.Now()
+	if e := end.Load(); e != 0 {
+		stopped = time.Unix(0, e)
+	}
+	if err := w.WriteSummary(w.Summary(st, stopped.Sub(start), f.countOnly, counts)); err != nil {
 		return err
 	}
 	if st.Lost > 0 || st.Missed > 0 {
