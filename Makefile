@@ -1,6 +1,9 @@
 # hwpprobe build. `make` builds bin/hwpprobe and bin/hwpemu; `make ci` is what
 # CI runs (installs test dependencies, checks generated code, lints, tests).
 GO       ?= go
+# Pure-Go binaries: a cgo hwpemu deadlocks (see cmd/hwpemu/cgo_guard.go),
+# and static binaries run unchanged on lab machines.
+export CGO_ENABLED := 0
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...

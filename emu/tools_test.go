@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
+
 	"github.com/hwpprobe/hwpprobe/emu/cpuidshim"
 )
 
@@ -36,13 +38,9 @@ func setupTools(t *testing.T) toolEnv {
 		}
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "hwpemu")
-	// No cgo: the server must not call into libc, which may read
-	// /sys/devices/system/cpu/online, a file it serves itself.
-	build := exec.Command("go", "build", "-o", bin, "../cmd/hwpemu")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build hwpemu: %v\n%s", err, out)
+	bin, err := testbin.Build(dir, "../cmd/hwpemu")
+	if err != nil {
+		t.Fatal(err)
 	}
 	so, err := cpuidshim.Build(dir)
 	if err != nil {

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"testing"
+
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
 // hwpprobeBin is the real binary, built once by TestMain, that the
@@ -16,9 +18,8 @@ func TestMain(m *testing.M) {
 	if err != nil {
 		panic(err)
 	}
-	hwpprobeBin = filepath.Join(dir, "hwpprobe")
-	if out, err := exec.Command("go", "build", "-o", hwpprobeBin, ".").CombinedOutput(); err != nil {
-		os.Stderr.Write(out)
+	if hwpprobeBin, err = testbin.Build(dir, "."); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 	code := m.Run()

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
+
 	"github.com/hwpprobe/hwpprobe/hwp"
 )
 
@@ -25,9 +27,9 @@ import (
 //     the performance policy), while the E-core's request stays.
 func TestRecordEmulatedMeteorLake(t *testing.T) {
 	dir := t.TempDir()
-	hwpemu := filepath.Join(dir, "hwpemu")
-	if out, err := exec.Command("go", "build", "-o", hwpemu, "../hwpemu").CombinedOutput(); err != nil {
-		t.Fatalf("build hwpemu: %v\n%s", err, out)
+	hwpemu, err := testbin.Build(dir, "../hwpemu")
+	if err != nil {
+		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "emu.rec")
 	// The bound is for an emulator that hangs (a FUSE server that stops

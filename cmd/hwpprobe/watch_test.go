@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
 // TestWatchRealVM runs watch on the development/CI VM itself: the perf
@@ -82,9 +84,9 @@ func TestWatchUsage(t *testing.T) {
 // hwpemuBin builds the emulator for the tests that run watch under it.
 func hwpemuBin(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hwpemu")
-	if out, err := exec.Command("go", "build", "-o", bin, "../hwpemu").CombinedOutput(); err != nil {
-		t.Fatalf("build hwpemu: %v\n%s", err, out)
+	bin, err := testbin.Build(t.TempDir(), "../hwpemu")
+	if err != nil {
+		t.Fatal(err)
 	}
 	return bin
 }
