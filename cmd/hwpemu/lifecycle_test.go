@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// lifeMachine is the machine the lifecycle tests run; any would do.
+const lifeMachine = "mtl-165u"
+
+func TestExitStatus(t *testing.T) {
+	tests := []struct {
+		args   []string
+		code   int
+		stderr string // a substring
+	}{
+		{[]string{"run", lifeMachine, "--", "true"}, 0, "hwpemu: emulated mtl-165u (not real hardware)"},
+		{[]string{"run", lifeMachine, "--", "false"}, 1, ""},
+		{[]string{"run", lifeMachine, "sh", "-c", "exit 7"}, 7, ""},
+		{[]string{"run", lifeMachine, "--", "sh", "-c", "kill -TERM $$"}, 128 + 15, ""},
+		{[]string{"run", "--energy-start", "5", lifeMachine, "--", "true"}, 0, ""},
+		{[]string{"run", "no-such-machine", "--", "true"}, exitUsage, "unknown machine"},
+		{[]string{"run", lifeMachine, "--", "/no/such/command"}, exitNotFound, "/no/such/command"},
+		{[]string{"run", lifeMachine}, exitUsage, "requires at least 2 arg(s)"},
+		{[]string{"run", "--energy-start=-1", lifeMachine, "--", "true"}, exitUsage, "must not be negative"},
+		{[]string{"serve", lifeMachine, "/no/such/dir"}, exitUsage, "not an existing directory"},
+		{[]string{"serve", lifeMachine}, exitUsage, "accepts 2 arg(s)"},
+		{[]string{nsCmdName, lifeMachine, "true"}, exitUsage, "internal to `hwpemu run`"},
+		{[]string{"no-such-command"}, exitUsage, "unknown command"},
+	}
+	for _, tt := range tests {
+		_, stderr, code := runEmu(t, tt.args...)
+		if code != tt.code || !strings.Contains(stderr, tt.stderr) {
+			t.Errorf("hwpemu %q: exit %d, stderr %q; want exit %d, stderr containing %q",
+				tt.args, code, stderr, tt.code, tt.stderr)
+		}
+		if n := strings.Count(strings.TrimSpace(stderr), "\n"); tt.code == exitUsage && n > 0 {
+			t.Errorf("hwpemu %q: usage error takes %d lines, want one: %q", tt.args, n+1, stderr)
+		}
+	}
+}
+
+// ownView is what this test process sees of the paths hwpemu grafts.
+func ownView(t *testing.T) []string {
+	t.Helper()
+	var v []string
+	for _, p := range []string{"/dev/cpu", "/sys/devices/system/cpu", "/sys/devices", "/sys/class"} {
+		ents, err := os.ReadDir(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			v = append(v, p+"/"+e.Name())
+		}
+	}
+	_, err := os.Stat("/sys/devices/system/cpu/hwpemu_machine")
+	v = append(v, fmt.Sprintf("marker exists: %v", err == nil))
+	return v
+}
+
+func TestNothingChangesOutside(t *testing.T) {
+	before := ownView(t)
+	s := startSleeper(t, lifeMachine)
+	if d := cmp.Diff(before, ownView(t)); d != "" {
+		t.Errorf("while hwpemu runs, the test's view changed (-before +during):\n%s", d)
+	}
+	// The command, in the namespace, does see the emulated machine.
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/root/sys/devices/system/cpu/hwpemu_machine", s.cmdPID))
+	if err != nil || strings.TrimSpace(string(b)) != lifeMachine {
+		t.Errorf("CMD's marker file: %q, %v", b, err)
+	}
+	if l := leftovers(t, s.cmd.Process.Pid); len(l) == 0 {
+		t.Error("no hwpemu mount found in CMD's namespace while it runs")
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+	if l := leftovers(t, s.cmd.Process.Pid); len(l) > 0 {
+		t.Errorf("mounts left after hwpemu ended:\n%s", strings.Join(l, "\n"))
+	}
+	if d := cmp.Diff(before, ownView(t)); d != "" {
+		t.Errorf("after hwpemu ended, the test's view changed (-before +after):\n%s", d)
+	}
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func TestSignalsReachCommand(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+		s := startSleeper(t, lifeMachine)
+		if err := s.cmd.Process.Signal(sig); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := exitCode(<-s.done), 128+int(sig); got != want {
+			t.Errorf("%v to hwpemu: exit %d, want %d (CMD killed by it)", sig, got, want)
+		}
+		if !gone(s.cmdPID) {
+			t.Errorf("%v: CMD %d still runs", sig, s.cmdPID)
+		}
+	}
+}
+
+func TestKillCommand(t *testing.T) {
+	s := startSleeper(t, lifeMachine)
+	if err := syscall.Kill(s.cmdPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if got := exitCode(<-s.done); got != 128+9 {
+		t.Errorf("CMD killed: hwpemu exit %d, want 137", got)
+	}
+	if l := leftovers(t, s.cmd.Process.Pid); len(l) > 0 {
+		t.Errorf("mounts left:\n%s", strings.Join(l, "\n"))
+	}
+}
+
+// TestKillHwpemu kills the server with SIGKILL: CMD must die with it (no
+// process left reading files nobody serves) and its namespace, the only
+// place the mounts were, with them.
+func TestKillHwpemu(t *testing.T) {
+	s := startSleeper(t, lifeMachine)
+	pid := s.cmd.Process.Pid
+	if err := s.cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	<-s.done
+	if !gone(s.cmdPID) {
+		t.Fatalf("CMD %d survives hwpemu's SIGKILL", s.cmdPID)
+	}
+	if l := leftovers(t, pid); len(l) > 0 {
+		t.Errorf("mounts left:\n%s", strings.Join(l, "\n"))
+	}
+}
+
+// victim is the test binary acting as a test process that starts hwpemu
+// and then gets killed: it prints both PIDs and waits.
+func victim() {
+	cmd := emuCmd("run", lifeMachine, "--", "sh", "-c", "echo $$; exec sleep 600")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		panic(err)
+	}
+	if err := cmd.Start(); err != nil {
+		panic(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	fmt.Printf("%d %s", cmd.Process.Pid, line)
+	time.Sleep(time.Hour)
+}
+
+// TestKillTestProcess kills (SIGKILL) a process that, like a test, runs
+// hwpemu through this package's helpers: hwpemu, CMD and the mounts must
+// all go.
+func TestKillTestProcess(t *testing.T) {
+	v := exec.Command(os.Args[0], "-test.run=^$")
+	v.Env = append(os.Environ(), victimEnv+"="+filepath.Join(binDir, "hwpemu"))
+	out, err := v.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := v.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var emuPID, cmdPID int
+	if _, err := fmt.Fscan(bufio.NewReader(out), &emuPID, &cmdPID); err != nil {
+		v.Process.Kill()
+		t.Fatalf("victim's pids: %v", err)
+	}
+	v.Process.Kill()
+	v.Wait()
+	for _, pid := range []int{emuPID, cmdPID} {
+		if !gone(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("process %d survives the killed test process", pid)
+		}
+	}
+	if l := leftovers(t, emuPID); len(l) > 0 {
+		t.Errorf("mounts left:\n%s", strings.Join(l, "\n"))
+	}
+}
+
+func TestServe(t *testing.T) {
+	dir := t.TempDir()
+	cmd := emuCmd("serve", lifeMachine, dir)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if want := fmt.Sprintf("hwpemu: serving emulated %s at %s until SIGINT or SIGTERM\n", lifeMachine, dir); line != want || err != nil {
+		t.Fatalf("first line %q (%v), want %q", line, err, want)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "sys/devices/system/cpu/hwpemu_machine"))
+	if err != nil || strings.TrimSpace(string(b)) != lifeMachine {
+		t.Errorf("marker under %s: %q, %v", dir, b, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("serve after SIGTERM: %v (stderr %q)", err, stderr.String())
+	}
+	if !strings.HasPrefix(stderr.String(), "hwpemu: emulated "+lifeMachine+" (not real hardware)\n") {
+		t.Errorf("serve stderr %q lacks the banner", stderr.String())
+	}
+	if l := leftovers(t, cmd.Process.Pid); len(l) > 0 {
+		t.Errorf("mounts left:\n%s", strings.Join(l, "\n"))
+	}
+	if ents, err := os.ReadDir(dir); err != nil || len(ents) != 0 {
+		t.Errorf("%s after serve ended: %v, %v; want an empty directory", dir, ents, err)
+	}
+}

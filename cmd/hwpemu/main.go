@@ -1,0 +1,179 @@
+// Command hwpemu serves an emulated machine (package emu) through FUSE so
+// that unchanged programs — hwpprobe, turbostat, x86_energy_perf_policy,
+// cat — read its /dev/cpu/N/msr, cpufreq, intel_pstate, powercap and
+// /proc files at the usual paths.
+//
+//	hwpemu run MACHINE -- CMD [ARG...]   run CMD in a private mount namespace
+//	hwpemu serve MACHINE DIR             mount the tree at DIR until a signal
+//	hwpemu list                          list the built-in machines
+//
+// It is test infrastructure and a way to try hwpprobe without the
+// hardware; it says so on stderr every time. See docs/hwpemu.md.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/emu"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+// Exit statuses of hwpemu itself; `run` otherwise exits with CMD's status
+// (128+N when CMD was killed by signal N), as a shell does.
+const (
+	exitOK       = 0
+	exitError    = 1
+	exitUsage    = 2
+	exitNotExec  = 126 // CMD found but not executable
+	exitNotFound = 127 // CMD not found
+)
+
+// usageError marks an error in the user's input (exit status 2).
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitCodeError ends the process with a chosen status after printing its
+// error, if any.
+type exitCodeError struct {
+	code int
+	err  error
+}
+
+func (e exitCodeError) Error() string {
+	if e.err == nil {
+		return ""
+	}
+	return e.err.Error()
+}
+func (e exitCodeError) Unwrap() error { return e.err }
+
+// machineFlags select and tune the emulated machine.
+type machineFlags struct {
+	energyStart float64 // joules already counted by every RAPL domain
+	debug       bool    // log FUSE requests
+}
+
+func (f *machineFlags) register(cmd *cobra.Command) {
+	cmd.Flags().Float64Var(&f.energyStart, "energy-start", 0,
+		"joules every RAPL energy counter has counted at start (a value near the 32-bit wrap tests wrap handling)")
+	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request to stderr")
+}
+
+// load returns the machine named by name with the flags and opts applied.
+func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, error) {
+	if f.energyStart < 0 {
+		return nil, usagef("--energy-start %v: must not be negative", f.energyStart)
+	}
+	m, err := emu.Load(name, append([]emu.Option{emu.WithEnergyStart(f.energyStart)}, opts...)...)
+	if errors.Is(err, emu.ErrUnknownMachine) || errors.Is(err, emu.ErrDescription) {
+		return nil, usageError{err}
+	}
+	return m, err
+}
+
+// banner is the line every hwpemu command prints on stderr.
+func banner(w io.Writer, m *emu.Machine) {
+	fmt.Fprintf(w, "hwpemu: emulated %s (not real hardware)\n", m.Name())
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "hwpemu",
+		Short: "Serve an emulated CPU power-management machine at the real paths",
+		Long: `hwpemu emulates a machine's /dev/cpu/N/msr and cpuid devices, cpufreq,
+intel_pstate / amd-pstate and powercap sysfs files, /proc/cpuinfo and
+/proc/stat (registers from a machine description, counters that advance with
+time, intel_pstate's rules on governor and EPP writes), and serves them through
+FUSE: in a private mount namespace at the real paths (run) or at a directory
+(serve). Nothing it shows is real hardware.`,
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          argsUsage(cobra.NoArgs),
+		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newRunCmd(), newNamespaceCmd(), newServeCmd(), newListCmd())
+	return root
+}
+
+// argsUsage makes a cobra argument validator's errors usage errors.
+func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+func newListCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "list",
+		Short: "List the built-in machines",
+		Args:  argsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, n := range emu.Names() {
+				m, err := emu.Load(n)
+				if err != nil {
+					return fmt.Errorf("machine %s: %w", n, err)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%-12s %s\n", n, m.Description().Summary)
+			}
+			return nil
+		},
+	}
+}
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// run executes the CLI and returns the process exit status.
+func run(args []string, stdout, stderr io.Writer) int {
+	cmd := newRootCmd(stdout, stderr)
+	cmd.SetArgs(args)
+	err := cmd.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ec exitCodeError
+	if errors.As(err, &ec) {
+		if ec.err != nil {
+			fmt.Fprintln(stderr, "hwpemu:", ec.err)
+		}
+		return ec.code
+	}
+	fmt.Fprintln(stderr, "hwpemu:", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitError
+}
+
+// isCobraUsage recognises cobra's own untyped errors for unknown commands
+// and flags.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
+)
+
+// binDir holds the real binaries the end-to-end tests run: hwpemu and
+// hwpprobe, built once by TestMain; it is put first in PATH so commands
+// run under `hwpemu run` find hwpprobe.
+var binDir string
+
+// victimEnv makes the test binary act as a stand-in for a test process
+// that gets killed (TestKillTestProcess); its value is the hwpemu binary.
+const victimEnv = "HWPEMU_TEST_VICTIM"
+
+func TestMain(m *testing.M) {
+	if bin := os.Getenv(victimEnv); bin != "" {
+		binDir = filepath.Dir(bin)
+		victim()
+		return
+	}
+	dir, err := os.MkdirTemp("", "hwpemu-bin")
+	if err != nil {
+		panic(err)
+	}
+	binDir = dir
+	for _, b := range []struct{ out, pkg string }{{"hwpemu", "."}, {"hwpprobe", "../hwpprobe"}} {
+		if _, err := testbin.Build(dir, b.pkg); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
+	os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// emuCmd returns an exec.Cmd for hwpemu that is killed if the test
+// process dies (so a killed test leaves no hwpemu behind).
+func emuCmd(args ...string) *exec.Cmd {
+	cmd := exec.Command(filepath.Join(binDir, "hwpemu"), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return cmd
+}
+
+// runEmu runs hwpemu to completion and returns stdout, stderr and exit
+// status.
+func runEmu(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := emuCmd(args...)
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("hwpemu %v: %v", args, err)
+	}
+	return o.String(), e.String(), code
+}
+
+// inMachine runs a shell script under `hwpemu run machine` and returns its
+// stdout; a non-zero status fails the test.
+func inMachine(t *testing.T, machine, script string, flags ...string) string {
+	t.Helper()
+	args := append(append([]string{"run"}, flags...), machine, "--", "sh", "-ec", script)
+	stdout, stderr, code := runEmu(t, args...)
+	if code != 0 {
+		t.Fatalf("hwpemu run %s: exit %d\nscript:\n%s\nstderr:\n%s", machine, code, script, stderr)
+	}
+	if want := fmt.Sprintf("hwpemu: emulated %s (not real hardware)\n", machine); !strings.HasPrefix(stderr, want) {
+		t.Errorf("stderr does not start with the banner %q: %q", want, stderr)
+	}
+	return stdout
+}
+
+// keyValues parses "key=value" lines.
+func keyValues(s string) map[string]string {
+	kv := map[string]string{}
+	for _, l := range strings.Split(s, "\n") {
+		if k, v, ok := strings.Cut(l, "="); ok {
+			kv[k] = v
+		}
+	}
+	return kv
+}
+
+// started is a `hwpemu run ... -- sh -c 'echo $$; exec sleep 600'` whose
+// command has printed its PID.
+type started struct {
+	cmd    *exec.Cmd
+	cmdPID int // the sleep inside the namespace
+	done   chan error
+}
+
+// startSleeper starts hwpemu run with a long sleep as CMD and waits until
+// the sleep runs.
+func startSleeper(t *testing.T, machine string) *started {
+	t.Helper()
+	cmd := emuCmd("run", machine, "--", "sh", "-c", "echo $$; exec sleep 600")
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	s := &started{cmd: cmd, done: make(chan error, 1)}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if _, serr := fmt.Sscan(line, &s.cmdPID); err != nil || serr != nil {
+		cmd.Process.Kill()
+		t.Fatalf("reading CMD's pid: %q %v %v", line, err, serr)
+	}
+	go func() { s.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		syscall.Kill(s.cmdPID, syscall.SIGKILL)
+		cmd.Process.Kill()
+	})
+	return s
+}
+
+// gone waits until pid has exited (or is a zombie), giving up after a
+// generous bound: the kernel delivers death signals asynchronously.
+func gone(pid int) bool {
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			return true
+		}
+		// The state follows the command name in parentheses.
+		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+			return true
+		}
+	}
+	return false
+}
+
+// leftovers lists every process whose mount namespace still holds a
+// mount served by the hwpemu process pid (mount source hwpemu-*-pid).
+func leftovers(t *testing.T, pid int) []string {
+	t.Helper()
+	suffix := fmt.Sprintf("-%d ", pid)
+	var found []string
+	procs, _ := filepath.Glob("/proc/[0-9]*/mountinfo")
+	for _, p := range procs {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(string(b), "\n") {
+			if _, after, ok := strings.Cut(l, " - fuse.hwpemu hwpemu-"); ok && strings.Contains(after, suffix) {
+				found = append(found, p+": "+l)
+			}
+		}
+	}
+	return found
+}

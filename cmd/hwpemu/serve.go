@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+)
+
+func newServeCmd() *cobra.Command {
+	var mf machineFlags
+	cmd := &cobra.Command{
+		Use:   "serve [flags] MACHINE DIR",
+		Short: "Mount the emulated machine's files at DIR until SIGINT or SIGTERM",
+		Long: `serve mounts the emulated tree (dev/, sys/, proc/) at the existing directory
+DIR, prints one line saying where, and serves it until SIGINT, SIGTERM or
+SIGHUP, then unmounts. Programs read it through a root option, for example
+hwpprobe --root DIR. Needs root (CAP_SYS_ADMIN). If serve is killed with
+SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
+		Example: `  sudo hwpemu serve mtl-165u /tmp/mtl &
+  sudo hwpprobe --root /tmp/mtl snapshot`,
+		Args: argsUsage(cobra.ExactArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			m, err := mf.load(args[0])
+			if err != nil {
+				return err
+			}
+			dir := args[1]
+			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+				return usagef("serve: %s is not an existing directory", dir)
+			}
+			sigs := make(chan os.Signal, 1)
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			defer signal.Stop(sigs)
+			srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: mountName(m.Name()), Debug: mf.debug})
+			if err != nil {
+				return err
+			}
+			banner(cmd.ErrOrStderr(), m)
+			fmt.Fprintf(cmd.OutOrStdout(), "hwpemu: serving emulated %s at %s until SIGINT or SIGTERM\n", m.Name(), dir)
+			stopped := make(chan struct{})
+			go func() { srv.Wait(); close(stopped) }()
+			select {
+			case <-sigs:
+			case <-stopped: // unmounted from outside
+				return nil
+			}
+			return srv.Unmount()
+		},
+	}
+	mf.register(cmd)
+	return cmd
+}
