@@ -192,6 +192,9 @@ func Run(cfg Config) Result {
 			}
 			counter = pc
 		}
+		// The snapshot is the slow part: take it before the sampler's
+		// baseline, so that the first interval starts as the command does.
+		snap := takeSnapshot(cfg.Snapshot, run.Run, recording.PhaseBefore)
 		if cfg.OpenSampler != nil {
 			s, figs, err := cfg.OpenSampler()
 			if err != nil {
@@ -207,7 +210,7 @@ func Run(cfg Config) Result {
 		bufs.mu.Lock()
 		bufs.started = true
 		bufs.mu.Unlock()
-		writeSnapshot(sk, cfg.Snapshot, run.Run, recording.PhaseBefore)
+		writeSnapshot(sk, snap)
 		return nil
 	}
 	proc, err := workload.Start(cfg.Spec, attach)
@@ -248,7 +251,7 @@ func Run(cfg Config) Result {
 		sk.write(processRecord(run.Run, proc.Pid(), counter.Read()))
 		counter.Close()
 	}
-	writeSnapshot(sk, cfg.Snapshot, run.Run, recording.PhaseAfter)
+	writeSnapshot(sk, takeSnapshot(cfg.Snapshot, run.Run, recording.PhaseAfter))
 	end := recording.RunEnd{Run: run.Run, TimeNs: time.Now().UnixNano(), ExitCode: res.ExitCode,
 		Interrupted: res.Interrupted, UserNs: res.User.Nanoseconds(), SysNs: res.Sys.Nanoseconds(), MaxRSSKiB: res.MaxRSSKiB}
 	if res.Signal != 0 {
@@ -332,16 +335,32 @@ func flush(sk *sink, bufs *buffers, tr Tracer, run int) {
 	}
 }
 
-func writeSnapshot(sk *sink, take func() (string, []byte, error), run int, phase string) {
+// snapshotResult is a snapshot taken, or why it could not be.
+type snapshotResult struct {
+	rec recording.Snapshot
+	err error
+}
+
+func takeSnapshot(take func() (string, []byte, error), run int, phase string) *snapshotResult {
 	if take == nil {
-		return
+		return nil
 	}
 	format, data, err := take()
 	if err != nil {
-		sk.note(run, "%s snapshot: %v", phase, err)
-		return
+		return &snapshotResult{rec: recording.Snapshot{Run: run, Phase: phase}, err: err}
 	}
-	sk.write(recording.Snapshot{Run: run, Phase: phase, TimeNs: time.Now().UnixNano(), Format: format, Data: data})
+	return &snapshotResult{rec: recording.Snapshot{Run: run, Phase: phase, TimeNs: time.Now().UnixNano(), Format: format, Data: data}}
+}
+
+// writeSnapshot writes a snapshot, or a note saying why there is none.
+func writeSnapshot(sk *sink, s *snapshotResult) {
+	switch {
+	case s == nil:
+	case s.err != nil:
+		sk.note(s.rec.Run, "%s snapshot: %v", s.rec.Phase, s.err)
+	default:
+		sk.write(s.rec)
+	}
 }
 
 func processRecord(run, pid int, counts []perfcount.ProcessCount) recording.Process {
