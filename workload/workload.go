@@ -134,7 +134,9 @@ func Start(s Spec, attach func(pid int) error) (*Process, error) {
 		break
 	}
 	if !ws.Stopped() {
-		// It died before its first instruction (killed from outside).
+		// It died before its first instruction (killed from outside);
+		// Wait4 reaped it.
+		cmd.Process.Release()
 		return nil, fmt.Errorf("workload: %s ended before it started (status %#x)", s.Argv[0], uint32(ws))
 	}
 	start := time.Now()

@@ -67,6 +67,11 @@ func TestRecordSleep(t *testing.T) {
 		if e.MSR != 0x6e0 {
 			t.Fatalf("trace holds MSR %#x, filtered to 0x6e0", e.MSR)
 		}
+		// Kernel timestamps (CLOCK_MONOTONIC) converted to Unix time fall
+		// between the file's creation and the run's end.
+		if e.TimeNs < rec.Meta.TimeNs || e.TimeNs > run.End.TimeNs {
+			t.Fatalf("trace event at %d outside [%d, %d]", e.TimeNs, rec.Meta.TimeNs, run.End.TimeNs)
+		}
 	}
 	if run.Snapshot(recording.PhaseBefore) == nil || run.Snapshot(recording.PhaseAfter) == nil {
 		t.Errorf("snapshots: %d, want before and after", len(run.Snapshots))
