@@ -2,6 +2,7 @@ package recording
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"strconv"
 )
@@ -253,9 +254,11 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 		*v = NA()
 		return nil
 	}
-	var f float64
-	if err := json.Unmarshal(b, &f); err != nil {
-		return err
+	// A JSON number is valid input to ParseFloat; strings and the like
+	// are not, and fail here.
+	f, err := strconv.ParseFloat(string(b), 64)
+	if err != nil {
+		return fmt.Errorf("figure %s is not a number", b)
 	}
 	*v = Value(f)
 	return nil
