@@ -303,6 +303,12 @@ func TestShowTruncated(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "recording is truncated") || !strings.Contains(stdout, "run 1: sleep 1") {
 		t.Errorf("show: exit %d\n%s\n%s", code, stdout, stderr)
 	}
+	if _, stderr, code := runBin(t, "show", "--run", "2", out); code != 2 || !strings.Contains(stderr, "has no run 2 (it has 1 runs)") {
+		t.Errorf("show --run 2 of a one-run file: exit %d %q", code, stderr)
+	}
+	if stdout, _, code := runBin(t, "show", "--run", "1", out); code != 0 || !strings.Contains(stdout, "run 1: sleep 1") {
+		t.Errorf("show --run 1: exit %d\n%s", code, stdout)
+	}
 	stdout, stderr, code = runBin(t, "export", "--csv", cut)
 	if code != 0 || !strings.Contains(stderr, "truncated") || strings.Count(stdout, "\n") < 2 {
 		t.Errorf("export: exit %d, %d lines, stderr %s", code, strings.Count(stdout, "\n"), stderr)

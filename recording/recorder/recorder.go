@@ -175,7 +175,8 @@ func Run(cfg Config) Result {
 				return nil
 			})
 			if err != nil {
-				sk.note(run.Run, "kernel MSR trace stopped: %v", err)
+				// A file-level note: the run may not have started yet.
+				sk.note(0, "kernel MSR trace stopped: %v", err)
 			}
 		}()
 	}

@@ -209,3 +209,29 @@ func TestHost(t *testing.T) {
 		t.Errorf("%+v", h)
 	}
 }
+
+// failTracer fails at once, before the run starts.
+type failTracer struct{}
+
+func (failTracer) Run(context.Context, func(*ebpf.Event) error) error {
+	return errors.New("ring buffer gone")
+}
+func (failTracer) Stats() (ebpf.Stats, error) { return ebpf.Stats{}, nil }
+
+// TestTracerFailsEarly: a tracer that fails before the run starts leaves
+// a file-level note, and the file stays well-formed.
+func TestTracerFailsEarly(t *testing.T) {
+	var buf bytes.Buffer
+	w, _ := recording.NewWriter(&buf, recording.Meta{})
+	res := Run(Config{W: w, Run: recording.RunStart{Run: 1}, Spec: workload.Spec{Argv: []string{"true"}}, Tracer: failTracer{}})
+	if res.End.ExitCode != 0 || res.Warnings != 1 {
+		t.Fatalf("%+v", res)
+	}
+	rec, err := recording.Read(&buf)
+	if err != nil || rec.Problem != nil {
+		t.Fatal(err, rec.Problem)
+	}
+	if len(rec.Notes) != 1 || !strings.Contains(rec.Notes[0].Text, "ring buffer gone") || rec.Runs[0].End == nil {
+		t.Errorf("notes %+v runs %+v", rec.Notes, rec.Runs)
+	}
+}
