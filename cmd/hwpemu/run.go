@@ -88,7 +88,8 @@ func enterNamespace(mf machineFlags, args []string) error {
 		return fmt.Errorf("make mounts private: %w", err)
 	}
 	argv := []string{os.Args[0], nsCmdName, "--parent-mntns=" + parent,
-		"--energy-start=" + strconv.FormatFloat(mf.energyStart, 'g', -1, 64)}
+		"--energy-start=" + strconv.FormatFloat(mf.energyStart, 'g', -1, 64),
+		"--busy=" + strconv.FormatFloat(mf.busy, 'g', -1, 64)}
 	if mf.debug {
 		argv = append(argv, "--debug")
 	}
