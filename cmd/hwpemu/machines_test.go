@@ -61,10 +61,16 @@ type snapCPU struct {
 			Min, Max, Desired, EPP int
 		} `json:"hwp_request"`
 		HWPCap *struct {
-			Raw     string `json:"raw"`
-			Highest int    `json:"highest"`
+			Raw           string `json:"raw"`
+			Highest       int    `json:"highest"`
+			Guaranteed    int    `json:"guaranteed"`
+			MostEfficient int    `json:"most_efficient"`
+			Lowest        int    `json:"lowest"`
 		} `json:"hwp_capabilities"`
-		EPB     *raw `json:"energy_perf_bias"`
+		EPB *struct {
+			Raw   string `json:"raw"`
+			Value int    `json:"value"`
+		} `json:"energy_perf_bias"`
 		CPPCCap *raw `json:"amd_cppc_cap1"`
 		CPPCReq *struct {
 			Raw      string `json:"raw"`
