@@ -36,7 +36,7 @@ serves the files while CMD runs and exits with CMD's status (128+N when CMD
 was killed by signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
 CMD. Needs root (CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
-  sudo hwpemu run zen4-7840u -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
+  sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
 		Args: argsUsage(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args = dropDash(args)
