@@ -235,3 +235,23 @@ func TestServe(t *testing.T) {
 		t.Errorf("%s after serve ended: %v, %v; want an empty directory", dir, ents, err)
 	}
 }
+
+// TestNotRoot runs hwpemu as nobody: mounting is refused with one clear
+// line and status 1.
+func TestNotRoot(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"run", lifeMachine, "--", "true"}, {"serve", lifeMachine, dir}} {
+		cmd := emuCmd(args...)
+		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: 65534, Gid: 65534}
+		out, err := cmd.CombinedOutput()
+		if code := exitCode(err); code != exitError || !strings.Contains(string(out), "needs root (CAP_SYS_ADMIN)") ||
+			strings.Count(string(out), "\n") != 1 {
+			t.Errorf("hwpemu %q as nobody: exit %d, output %q; want exit 1 and one line saying it needs root", args, code, out)
+		}
+	}
+}

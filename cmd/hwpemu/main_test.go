@@ -35,6 +35,9 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binDir = dir
+	if err := os.Chmod(dir, 0o755); err != nil { // TestNotRoot runs them as nobody
+		panic(err)
+	}
 	for _, b := range []struct{ out, pkg string }{{"hwpemu", "."}, {"hwpprobe", "../hwpprobe"}} {
 		if _, err := testbin.Build(dir, b.pkg); err != nil {
 			fmt.Fprintln(os.Stderr, err)

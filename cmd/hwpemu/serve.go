@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -37,6 +38,9 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(sigs)
 			srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: mountName(m.Name()), Debug: mf.debug})
+			if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+				return fmt.Errorf("mounting needs root (CAP_SYS_ADMIN): %w", err)
+			}
 			if err != nil {
 				return err
 			}
