@@ -52,18 +52,24 @@ func Graft(mnt, root string, tree *vfs.Dir) ([]string, error) {
 		return nil, err
 	}
 	g := &grafter{}
+	// Create every missing point first, so that a parent mirrored on a
+	// tmpfs (which copies what is below it) is mirrored before anything
+	// is grafted under it.
+	for _, p := range graftPoints {
+		if n, ok := tree.Walk(p); ok {
+			_, isDir := n.(*vfs.Dir)
+			if err := g.ensure(filepath.Join(root, p), isDir); err != nil {
+				return g.mounts, err
+			}
+		}
+	}
 	for _, p := range graftPoints {
 		target := filepath.Join(root, p)
-		n, ok := tree.Walk(p)
-		if !ok {
+		if _, ok := tree.Walk(p); !ok {
 			if err := g.hide(target); err != nil {
 				return g.mounts, err
 			}
 			continue
-		}
-		_, isDir := n.(*vfs.Dir)
-		if err := g.ensure(target, isDir); err != nil {
-			return g.mounts, err
 		}
 		if err := g.mount(filepath.Join(mnt, p), target, "", unix.MS_BIND, ""); err != nil {
 			return g.mounts, err
