@@ -28,17 +28,28 @@ const (
 	EnvRlimitCap = "HWPEMU_RLIMIT_NOFILE_CAP"
 )
 
-// Build compiles the library with the C compiler cc (CC overrides) into
-// dir and returns its path.
+// compiler returns $CC, else cc, else clang (a Debian machine with only
+// the eBPF toolchain installed has clang).
+func compiler() string {
+	if cc := os.Getenv("CC"); cc != "" {
+		return cc
+	}
+	if _, err := exec.LookPath("cc"); err != nil {
+		if _, err := exec.LookPath("clang"); err == nil {
+			return "clang"
+		}
+	}
+	return "cc"
+}
+
+// Build compiles the library with the C compiler ($CC, else cc, else
+// clang) into dir and returns its path.
 func Build(dir string) (string, error) {
 	src := filepath.Join(dir, "cpuidshim.c")
 	if err := os.WriteFile(src, source, 0o644); err != nil {
 		return "", fmt.Errorf("cpuidshim: %w", err)
 	}
-	cc := os.Getenv("CC")
-	if cc == "" {
-		cc = "cc"
-	}
+	cc := compiler()
 	so := filepath.Join(dir, "cpuidshim.so")
 	out, err := exec.Command(cc, "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", so, src).CombinedOutput()
 	if err != nil {

@@ -27,8 +27,8 @@ func build(t *testing.T) (so, prog string) {
 		t.Fatal(err)
 	}
 	prog = filepath.Join(dir, "cpuid")
-	if out, err := exec.Command("cc", "-O2", "-o", prog, "testdata/cpuid.c").CombinedOutput(); err != nil {
-		t.Fatalf("cc: %v: %s", err, out)
+	if out, err := exec.Command(compiler(), "-O2", "-o", prog, "testdata/cpuid.c").CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v: %s", compiler(), err, out)
 	}
 	return so, prog
 }
