@@ -64,9 +64,9 @@ func newRootCmd() *cobra.Command {
 		Use:   "hwpprobe",
 		Short: "Show what the CPU's power-management hardware is asked for and delivers",
 		Long: `hwpprobe reads Intel HWP / AMD CPPC requests, EPB, APERF/MPERF, RAPL energy and
-thermal limits per CPU, traces what the kernel writes to those registers, and
-compares cpufreq settings (governor, EPP, EPB, no_turbo) on a real workload.
-It never writes an MSR; settings change only through the kernel's sysfs files.`,
+thermal limits per CPU (snapshot, watch), traces what the kernel writes to
+those registers (trace), and records all of it while a workload runs
+(record, show, export). It never writes an MSR.`,
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
