@@ -1,12 +1,14 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
@@ -107,7 +109,11 @@ func TestWatchEmulated(t *testing.T) {
 for i in $(seq 200); do grep -q '^ *P  *0  *0  *0 ' ` + outFile + ` && break; sleep 0.05; done
 echo performance > /sys/devices/system/cpu/cpufreq/policy0/energy_performance_preference
 wait`
-	cmd := exec.Command(emuBin, "run", "mtl-165u", "--", "sh", "-c", script)
+	// A bound on the whole run, so that a wedged emulator fails the test
+	// instead of hanging it.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, emuBin, "run", "mtl-165u", "--", "sh", "-c", script)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("hwpemu run: %v\n%s", err, out)
 	}
