@@ -244,6 +244,7 @@ func (p *printer) f(format string, a ...any) {
 	}
 }
 
+// Write lets tabwriter write through the printer, keeping its first error.
 func (p *printer) Write(b []byte) (int, error) {
 	if p.err != nil {
 		return 0, p.err
