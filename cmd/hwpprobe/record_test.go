@@ -345,3 +345,42 @@ func TestExportToFile(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestRecordUnprivileged runs record as user nobody: the eBPF tracer
+// cannot load, which is said once and stored as a note; the command runs
+// and the rest is recorded.
+func TestRecordUnprivileged(t *testing.T) {
+	dir, err := os.MkdirTemp("", "hwpprobe-nobody")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	os.Chmod(dir, 0o777)
+	// A copy of the binary nobody can reach (hwpprobeBin's directory is 0700).
+	bin := filepath.Join(dir, "hwpprobe")
+	if b, err := os.ReadFile(hwpprobeBin); err != nil || os.WriteFile(bin, b, 0o755) != nil {
+		t.Fatalf("copy binary: %v", err)
+	}
+	out := filepath.Join(dir, "x.rec")
+	cmd := exec.Command(bin, "record", "-o", out, "--", "true")
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("record as nobody: %v\n%s", err, b)
+	}
+	if !strings.Contains(string(b), "hwpprobe: kernel MSR writes not traced:") {
+		t.Errorf("no word about the missing trace:\n%s", b)
+	}
+	rec := readRec(t, out)
+	if !rec.Complete() || rec.Runs[0].End.ExitCode != 0 || rec.Runs[0].Start.UID != 65534 {
+		t.Fatalf("end %+v runs %+v", rec.End, rec.Runs)
+	}
+	found := false
+	for _, n := range rec.Notes {
+		found = found || strings.HasPrefix(n.Text, "kernel MSR writes not traced:")
+	}
+	if !found {
+		t.Errorf("notes %+v lack the trace note", rec.Notes)
+	}
+}
