@@ -48,26 +48,32 @@ type ProcessCount struct {
 	Err error
 }
 
-// OpenProcess opens events on pid with inherit set. Events the machine
-// lacks are kept with their error, reported by Read. OpenProcess fails
-// when no event opens for a reason other than ErrUnsupported (the task is
-// gone, or perf is not permitted).
+// OpenProcess opens events on pid with inherit set. An event that cannot
+// be opened (the machine lacks it: ErrUnsupported; perf is not permitted:
+// ErrPermission; the task is gone: ESRCH) is kept with its error, which
+// Read reports as that event's Err, so that every event is accounted for.
+// OpenProcess fails only when given no events.
 func OpenProcess(pid int, events []Event) (*Process, error) {
+	if len(events) == 0 {
+		return nil, errors.New("perfcount: no events to count")
+	}
 	p := &Process{pid: pid, events: events}
-	var hard []error
 	for _, ev := range events {
 		fd, err := openInherited(ev, pid)
 		p.fds = append(p.fds, fd)
 		p.openErr = append(p.openErr, err)
-		if err != nil && !errors.Is(err, ErrUnsupported) {
-			hard = append(hard, err)
-		}
-	}
-	if len(hard) == len(events) && len(events) > 0 {
-		p.Close()
-		return nil, errors.Join(hard...)
 	}
 	return p, nil
+}
+
+// Counting reports whether at least one event opened.
+func (p *Process) Counting() bool {
+	for _, fd := range p.fds {
+		if fd >= 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func openInherited(ev Event, pid int) (int, error) {

@@ -85,8 +85,20 @@ func TestOpenProcessGone(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatal(err)
 	}
-	_, err := perfcount.OpenProcess(cmd.Process.Pid, perfcount.ProcessEvents())
-	if !errors.Is(err, syscall.ESRCH) {
-		t.Errorf("counters on a reaped pid: %v, want ESRCH", err)
+	pc, err := perfcount.OpenProcess(cmd.Process.Pid, perfcount.ProcessEvents())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pc.Close()
+	if pc.Counting() {
+		t.Error("counting a reaped pid")
+	}
+	for _, c := range pc.Read() {
+		if !errors.Is(c.Err, syscall.ESRCH) {
+			t.Errorf("%s on a reaped pid: %v, want ESRCH", c.Event.Name, c.Err)
+		}
+	}
+	if _, err := perfcount.OpenProcess(1, nil); err == nil {
+		t.Error("no events: no error")
 	}
 }

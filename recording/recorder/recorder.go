@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -187,11 +188,12 @@ func Run(cfg Config) Result {
 	)
 	attach := func(pid int) error {
 		if len(cfg.Counters) > 0 {
-			pc, err := perfcount.OpenProcess(pid, cfg.Counters)
-			if err != nil {
+			var err error
+			if counter, err = perfcount.OpenProcess(pid, cfg.Counters); err != nil {
 				sk.warnf("process counters: %v", err)
+			} else {
+				warnCounters(sk, counter.Read())
 			}
-			counter = pc
 		}
 		// The snapshot is the slow part: take it before the sampler's
 		// baseline, so that the first interval starts as the command does.
@@ -361,6 +363,21 @@ func writeSnapshot(sk *sink, s *snapshotResult) {
 		sk.note(s.rec.Run, "%s snapshot: %v", s.rec.Phase, s.err)
 	default:
 		sk.write(s.rec)
+	}
+}
+
+// warnCounters reports, once, the process counters that could not be
+// opened for a reason other than the machine lacking the event (which the
+// summary shows as <not supported>).
+func warnCounters(sk *sink, counts []perfcount.ProcessCount) {
+	var msgs []string
+	for _, c := range counts {
+		if c.Err != nil && !errors.Is(c.Err, perfcount.ErrUnsupported) {
+			msgs = append(msgs, c.Err.Error())
+		}
+	}
+	if len(msgs) > 0 {
+		sk.warnf("process counters: %s", strings.Join(msgs, "; "))
 	}
 }
 

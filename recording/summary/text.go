@@ -162,7 +162,13 @@ func (s Summary) writeProcess(p *printer, pr recording.Process) {
 			instr = c
 		}
 		if !c.Supported {
-			p.f("    %-14s <not supported>  %s\n", c.Event, c.Error)
+			// perf stat's words: <not supported> when the machine lacks
+			// the event, <not counted> when it could not be counted.
+			tag := "<not counted>"
+			if strings.Contains(c.Error, "not supported") {
+				tag = "<not supported>"
+			}
+			p.f("    %-14s %s  %s\n", c.Event, tag, c.Error)
 			continue
 		}
 		extra := ""
