@@ -235,3 +235,41 @@ func TestTracerFailsEarly(t *testing.T) {
 		t.Errorf("notes %+v runs %+v", rec.Notes, rec.Runs)
 	}
 }
+
+// TestExperimentOfRuns records four runs of two sides in one file, as diff
+// will (ABBA), and reads them back in order with their sides and statuses.
+func TestExperimentOfRuns(t *testing.T) {
+	var buf bytes.Buffer
+	w, err := recording.NewWriter(&buf, recording.Meta{Kind: "diff", Sides: []recording.Side{
+		{Label: "A", Settings: []recording.Setting{{Name: "scaling_governor", Value: "powersave"}}},
+		{Label: "B", Settings: []recording.Setting{{Name: "scaling_governor", Value: "performance"}}},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, side := range []string{"A", "B", "B", "A"} {
+		res := Run(Config{W: w, Run: recording.RunStart{Run: i + 1, Side: side},
+			Spec: workload.Spec{Argv: []string{"sh", "-c", "exit " + string(rune('0'+i))}}, Counters: perfcount.ProcessEvents()})
+		if res.End.ExitCode != i {
+			t.Fatalf("run %d: %+v", i+1, res)
+		}
+	}
+	w.Close(recording.End{Status: recording.StatusComplete})
+	rec, err := recording.Read(&buf)
+	if err != nil || !rec.Complete() {
+		t.Fatal(err, rec.Problem)
+	}
+	var got []string
+	for _, r := range rec.Runs {
+		got = append(got, r.Start.Side+string(rune('0'+r.End.ExitCode)))
+		if len(r.Process) != 1 {
+			t.Errorf("run %d: %d process records", r.Start.Run, len(r.Process))
+		}
+	}
+	if diff := cmp.Diff([]string{"A0", "B1", "B2", "A3"}, got); diff != "" {
+		t.Errorf("runs (-want +got):\n%s", diff)
+	}
+	if len(rec.Meta.Sides) != 2 {
+		t.Errorf("sides %+v", rec.Meta.Sides)
+	}
+}
