@@ -38,6 +38,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/sampler"
+	"golang.org/x/sys/unix"
 )
 
 // Registers read besides those named in package hwp and rapl.
@@ -94,8 +95,8 @@ type cpuSrc struct {
 // pkgSrc is one package's energy counters.
 type pkgSrc struct {
 	pkg      int
-	cpu      int // CPU whose MSRs give the package registers
-	powercap [sampler.NumDomains]*os.File
+	cpu      int                     // CPU whose MSRs give the package registers
+	powercap [sampler.NumDomains]int // energy_uj descriptors (-1: none)
 	power    *powerGroup
 	msrs     [sampler.NumDomains]uint32
 }
@@ -137,6 +138,9 @@ func Open(cfg Config) (*Set, error) {
 	s.pkgs = make([]pkgSrc, len(st.Packages))
 	for i, p := range st.Packages {
 		s.pkgs[i].pkg = p
+		for d := range s.pkgs[i].powercap {
+			s.pkgs[i].powercap[d] = -1
+		}
 		for _, c := range cfg.CPUs {
 			if c.Package == p {
 				s.pkgs[i].cpu = c.CPU
@@ -544,7 +548,7 @@ func (s *Set) powercapEnergy(cfg Config) error {
 				pi = i
 			}
 		}
-		if pi < 0 || s.pkgs[pi].powercap[dom] != nil {
+		if pi < 0 || s.pkgs[pi].powercap[dom] >= 0 {
 			continue
 		}
 		m, err := readTrim(filepath.Join(zone, "max_energy_range_uj"))
@@ -555,12 +559,14 @@ func (s *Set) powercapEnergy(cfg Config) error {
 		if err != nil {
 			continue
 		}
-		f, err := os.Open(filepath.Join(zone, "energy_uj"))
+		// A raw descriptor: one pread(2) per reading (os.File.ReadAt
+		// would make a second call to see EOF).
+		fd, err := unix.Open(filepath.Join(zone, "energy_uj"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // unreadable without root since 2020 (CVE-2020-8694)
 		}
-		s.closers = append(s.closers, f.Close)
-		s.pkgs[pi].powercap[dom] = f
+		s.closers = append(s.closers, func() error { return unix.Close(fd) })
+		s.pkgs[pi].powercap[dom] = fd
 		maxUJ[dom] = mx
 		found = true
 	}
@@ -570,14 +576,14 @@ func (s *Set) powercapEnergy(cfg Config) error {
 	for d := range sampler.NumDomains {
 		complete := true
 		for _, p := range s.pkgs {
-			if p.powercap[d] == nil {
+			if p.powercap[d] < 0 {
 				complete = d == sampler.DomPsys && p.pkg != s.pkgs[0].pkg
 				if !complete {
 					break
 				}
 			}
 		}
-		if complete && s.pkgs[0].powercap[d] != nil {
+		if complete && s.pkgs[0].powercap[d] >= 0 {
 			// energy_uj wraps to 0 after max_energy_range_uj.
 			s.setup.Energy[d] = sampler.EnergyCounter{Src: sampler.SrcPowercap, Unit: 1e-6, Modulus: maxUJ[d]}
 		}
@@ -750,13 +756,13 @@ func (s *Set) readEnergy(ps *pkgSrc, rp *sampler.RawPkg) bool {
 		}
 	case st.Energy[sampler.DomPkg].Src == sampler.SrcPowercap:
 		var buf [24]byte
-		for d, f := range ps.powercap {
-			if f == nil {
+		for d, fd := range ps.powercap {
+			if fd < 0 {
 				continue
 			}
 			s.syscalls++
-			n, err := f.ReadAt(buf[:], 0)
-			if n == 0 && err != nil {
+			n, err := unix.Pread(fd, buf[:], 0)
+			if err != nil || n <= 0 {
 				return false
 			}
 			v, ok := parseUint(buf[:n])

@@ -193,6 +193,19 @@ func TestPowercap(t *testing.T) {
 	if d := cmp.Diff(want, pk, cmpopts.EquateApprox(1e-9, 0)); d != "" {
 		t.Errorf("package (-want +got):\n%s", d)
 	}
+	// One pread per zone per reading, and no allocation.
+	raw := sampler.NewRaw(set.Setup())
+	before := set.Syscalls()
+	if n := testing.AllocsPerRun(10, func() {
+		if err := set.Read(&raw); err != nil {
+			t.Fatal(err)
+		}
+	}); n != 0 {
+		t.Errorf("Set.Read allocates %v times, want 0", n)
+	}
+	if n := set.Syscalls() - before; n != 11*4 {
+		t.Errorf("%d reads for 11 readings of 4 zones, want 44", n)
+	}
 }
 
 func TestPlacement(t *testing.T) {
