@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"syscall"
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
@@ -62,4 +64,33 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("hwpprobe %v: exit %d, want %d (stderr %q)", tt.args, code, tt.code, stderr)
 		}
 	}
+}
+
+// nobodyCmd returns a command that runs a copy of the built binary as user
+// nobody (uid/gid 65534), in a directory nobody may write, for the tests
+// of what an unprivileged user sees. The copy is needed because the
+// binary's own directory is private to root.
+func nobodyCmd(t *testing.T, args ...string) (cmd *exec.Cmd, dir string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Fatal("must run as root (CI does)")
+	}
+	dir = t.TempDir()
+	for d, mode := range map[string]os.FileMode{dir: 0o777, filepath.Dir(dir): 0o755} {
+		if err := os.Chmod(d, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe, err := os.ReadFile(hwpprobeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "hwpprobe")
+	if err := os.WriteFile(bin, exe, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd = exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	return cmd, dir
 }

@@ -350,21 +350,9 @@ func TestExportToFile(t *testing.T) {
 // cannot load, which is said once and stored as a note; the command runs
 // and the rest is recorded.
 func TestRecordUnprivileged(t *testing.T) {
-	dir, err := os.MkdirTemp("", "hwpprobe-nobody")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer os.RemoveAll(dir)
-	os.Chmod(dir, 0o777)
-	// A copy of the binary nobody can reach (hwpprobeBin's directory is 0700).
-	bin := filepath.Join(dir, "hwpprobe")
-	if b, err := os.ReadFile(hwpprobeBin); err != nil || os.WriteFile(bin, b, 0o755) != nil {
-		t.Fatalf("copy binary: %v", err)
-	}
+	cmd, dir := nobodyCmd(t)
 	out := filepath.Join(dir, "x.rec")
-	cmd := exec.Command(bin, "record", "-o", out, "--", "true")
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd.Args = append(cmd.Args, "record", "-o", out, "--", "true")
 	b, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("record as nobody: %v\n%s", err, b)

@@ -3,11 +3,9 @@ package main
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -139,25 +137,7 @@ func TestSnapshotBadInput(t *testing.T) {
 // TestSnapshotNotRoot runs the real binary as user nobody on this machine:
 // it must exit 0 and say that root is needed and why.
 func TestSnapshotNotRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("must run as root (CI does)")
-	}
-	dir := t.TempDir()
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exe, err := os.ReadFile(hwpprobeBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "hwpprobe")
-	if err := os.WriteFile(bin, exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "snapshot")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd, _ := nobodyCmd(t, "snapshot")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("as nobody: %v\n%s", err, out)

@@ -5,10 +5,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -134,28 +132,10 @@ func TestTraceErrors(t *testing.T) {
 // TestTraceNotRoot runs the real binary as user nobody: one clear line
 // saying root is needed, exit status 1.
 func TestTraceNotRoot(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Fatal("must run as root (CI does)")
-	}
-	dir := t.TempDir()
-	for _, d := range []string{dir, filepath.Dir(dir)} {
-		if err := os.Chmod(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	exe, err := os.ReadFile(hwpprobeBin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "hwpprobe")
-	if err := os.WriteFile(bin, exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "trace", "--msr", "0x6e0", "--duration", "100ms")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	cmd, _ := nobodyCmd(t, "trace", "--msr", "0x6e0", "--duration", "100ms")
 	var stdout, stderr strings.Builder
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err = cmd.Run()
+	err := cmd.Run()
 	ee, ok := err.(*exec.ExitError)
 	if !ok || ee.ExitCode() != 1 || stdout.Len() != 0 || strings.Count(stderr.String(), "\n") != 1 ||
 		!strings.Contains(stderr.String(), "permission denied: run as root (or with CAP_BPF and CAP_PERFMON)") {
