@@ -229,10 +229,10 @@ func (s *Sampler) cpu(c *CPU, i int, dt float64) {
 		c.CoreTmp = Value{V: st.TjMax[i] - float64(r.ThermStatus>>16&0x7f), Src: st.CoreTmp}
 	}
 	if st.HWPRequest != SrcNone && r.Bad&BadHWP == 0 {
-		c.HWPRequest = Reg{Raw: r.HWPRequest, Src: st.HWPRequest, Changed: p.Bad&BadHWP == 0 && p.HWPRequest != r.HWPRequest}
+		c.HWPRequest = reg(r.HWPRequest, p.HWPRequest, st.HWPRequest, p.Bad&BadHWP == 0)
 	}
 	if st.EPB != SrcNone && r.Bad&BadEPB == 0 {
-		c.EPB = Reg{Raw: r.EPB, Src: st.EPB, Changed: p.Bad&BadEPB == 0 && p.EPB != r.EPB}
+		c.EPB = reg(r.EPB, p.EPB, st.EPB, p.Bad&BadEPB == 0)
 	}
 }
 
@@ -275,11 +275,21 @@ func (s *Sampler) pkg(pk *Package, i int, dt float64) {
 	}
 	if st.PkgTmp != SrcNone && r.Bad&BadTherm == 0 {
 		pk.PkgTmp = Value{V: st.PkgTjMax[i] - float64(r.ThermStatus>>16&0x7f), Src: st.PkgTmp}
-		pk.ThermStatus = Reg{Raw: r.ThermStatus, Src: st.PkgTmp, Changed: p.Bad&BadTherm == 0 && p.ThermStatus != r.ThermStatus}
+		pk.ThermStatus = reg(r.ThermStatus, p.ThermStatus, st.PkgTmp, p.Bad&BadTherm == 0)
 	}
 	if st.LimitReasons != SrcNone && r.Bad&BadLimit == 0 {
-		pk.LimitReasons = Reg{Raw: r.LimitReasons, Src: st.LimitReasons, Changed: p.Bad&BadLimit == 0 && p.LimitReasons != r.LimitReasons}
+		pk.LimitReasons = reg(r.LimitReasons, p.LimitReasons, st.LimitReasons, p.Bad&BadLimit == 0)
 	}
+}
+
+// reg builds a register figure; the change is known only when the
+// previous reading succeeded.
+func reg(cur, prev uint64, src Source, prevOK bool) Reg {
+	r := Reg{Raw: cur, Src: src}
+	if prevOK && cur != prev {
+		r.Changed, r.Prev = true, prev
+	}
+	return r
 }
 
 // add accumulates a CPU's counts into a summary row. A CPU counts in the

@@ -108,7 +108,7 @@ func TestSampleFormulas(t *testing.T) {
 				AvgMHz: m(1500), BusyPct: m(50), BzyMHz: m(3000), TSCMHz: m(2000), IPC: p(2),
 				// CoreTmp = 100 - 0x2a (42) = 58.
 				CoreTmp:    m(58),
-				HWPRequest: Reg{Raw: 0x80ff2b0c, Src: SrcMSR, Changed: true},
+				HWPRequest: Reg{Raw: 0x80ff2b0c, Src: SrcMSR, Changed: true, Prev: 0x80002b0c},
 				EPB:        Reg{Raw: 6, Src: SrcMSR},
 				Counts:     Counts{APERF: 1.5e9, MPERF: 1e9, TSC: 2e9, Instructions: 3e9},
 			},

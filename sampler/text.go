@@ -49,8 +49,9 @@ func regField(r Reg, shift uint) string {
 	if r.Src == SrcNone {
 		return "-"
 	}
-	s := strconv.FormatUint(r.Raw>>shift&0xff, 10)
-	if r.Changed {
+	v := r.Raw >> shift & 0xff
+	s := strconv.FormatUint(v, 10)
+	if r.Changed && r.Prev>>shift&0xff != v {
 		s += "!"
 	}
 	return s
@@ -293,5 +294,5 @@ func (t *Table) WriteRows(w io.Writer, s *Sample) error {
 
 // Legend explains the markers the table uses.
 const Legend = `"-": not available (see the notes above); "(zero)": the counter exists but did not advance, not a measurement;
-"*": perf counters were multiplexed and scaled by time_enabled/time_running; "!": the register changed since the previous sample;
+"*": perf counters were multiplexed and scaled by time_enabled/time_running; "!": the field changed since the previous sample;
 "var": CPUs of the row hold different values.`

@@ -49,7 +49,7 @@ func TestTableText(t *testing.T) {
 	if err := s.Sample(&smp); err != nil {
 		t.Fatal(err)
 	}
-	cols, _ := ParseColumns("Avg_MHz,Busy%,Bzy_MHz,PkgWatt,CorWatt,EPP,LimRsn")
+	cols, _ := ParseColumns("Avg_MHz,Busy%,Bzy_MHz,PkgWatt,CorWatt,HWPmin,EPP,LimRsn")
 	tab := NewTable(r.setup, cols, true)
 	var b strings.Builder
 	if err := tab.WriteHeader(&b); err != nil {
@@ -58,12 +58,14 @@ func TestTableText(t *testing.T) {
 	if err := tab.WriteRows(&b, &smp); err != nil {
 		t.Fatal(err)
 	}
-	want := `    Type  Package     Core      CPU  Avg_MHz    Busy%  Bzy_MHz  PkgWatt  CorWatt      EPP   LimRsn
-       P        -        -        -     1500    50.00     3000        -        -       64         
-       E        -        -        -     1000   100.00     1000        -        -      128         
-       -        -        -        -     1250    75.00     1667    12.00   (zero)      var         
-       P        0        0        0     1500    50.00     3000    12.00   (zero)      64!   0x0001
-       E        0        8        1     1000   100.00     1000                        128         
+	// cpu0's request went from 0x80002b0c to 0x40002b0c: only EPP
+	// (bits 31:24, 128 -> 64) changed, so only EPP is marked.
+	want := `    Type  Package     Core      CPU  Avg_MHz    Busy%  Bzy_MHz  PkgWatt  CorWatt   HWPmin      EPP   LimRsn
+       P        -        -        -     1500    50.00     3000        -        -       12       64         
+       E        -        -        -     1000   100.00     1000        -        -       12      128         
+       -        -        -        -     1250    75.00     1667    12.00   (zero)       12      var         
+       P        0        0        0     1500    50.00     3000    12.00   (zero)       12      64!   0x0001
+       E        0        8        1     1000   100.00     1000                         12      128         
 `
 	if d := cmp.Diff(want, b.String()); d != "" {
 		t.Errorf("table (-want +got):\n%s", d)

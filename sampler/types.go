@@ -134,9 +134,11 @@ func (v *Value) UnmarshalJSON(b []byte) error {
 type Reg struct {
 	Raw uint64 `json:"raw"`
 	Src Source `json:"src"`
-	// Changed is set when the value differs from the previous sample's
-	// (false in the first sample).
-	Changed bool `json:"changed,omitempty"`
+	// Changed is set when the value differs from the previous reading
+	// (the baseline reading, for the first sample); Prev is then the
+	// previous value.
+	Changed bool   `json:"changed,omitempty"`
+	Prev    uint64 `json:"prev,omitempty"`
 }
 
 // OK reports whether the register was read.
