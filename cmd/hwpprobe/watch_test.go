@@ -148,3 +148,63 @@ wait`
 		t.Errorf("cpu0 EPP per sample %q: want exactly one \"16!\"", epp)
 	}
 }
+
+// TestWatchTerminal runs watch on a pseudo-terminal (util-linux script):
+// each sample clears the screen and redraws the notes, header and rows in
+// place instead of appending.
+func TestWatchTerminal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "script", "-qec", hwpprobeBin+" watch -i 100ms -n 3", "/dev/null").Output()
+	if err != nil {
+		t.Fatalf("script: %v\n%s", err, out)
+	}
+	s := string(out)
+	if n := strings.Count(s, "\x1b[H\x1b[2J"); n != 3 {
+		t.Errorf("%d screen clears for 3 samples, want 3:\n%q", n, s)
+	}
+	if n := strings.Count(s, "TSC_MHz"); n != 3 {
+		t.Errorf("%d headers for 3 samples, want one per redraw:\n%q", n, s)
+	}
+}
+
+// TestWatchInterrupt: Ctrl-C (SIGINT) ends an unbounded watch with
+// status 0 after what it printed.
+func TestWatchInterrupt(t *testing.T) {
+	cmd := exec.Command(hwpprobeBin, "watch", "-i", "100ms")
+	var out strings.Builder
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait for the first sample's row (a full line after the header),
+	// then interrupt.
+	buf := make([]byte, 4096)
+	firstRow := func() bool {
+		_, after, ok := strings.Cut(out.String(), "TSC_MHz\n")
+		return ok && strings.Contains(after, "\n")
+	}
+	for !firstRow() {
+		n, err := stdout.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			t.Fatalf("read: %v (output so far %q)", err, out.String())
+		}
+	}
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		n, err := stdout.Read(buf)
+		out.Write(buf[:n])
+		if err != nil {
+			break
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("after SIGINT: %v, want exit status 0; output:\n%s", err, out.String())
+	}
+}
