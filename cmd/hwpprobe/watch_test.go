@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -206,5 +207,48 @@ func TestWatchInterrupt(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("after SIGINT: %v, want exit status 0; output:\n%s", err, out.String())
+	}
+}
+
+// TestWatchEnergyWrap starts the emulated machine's 32-bit RAPL counters
+// 0.5 J before they wrap (2^32 x 2^-14 J = 262144 J; powercap's
+// energy_uj wraps with them at max_energy_range_uj): every PkgWatt stays
+// a plausible laptop figure (the idle floor of the model is 0.8 W, the
+// part's PL2 57 W) instead of a negative or huge one. At 0.8-25 W the wrap
+// comes 0.02-0.6 s after the emulator starts, in watch's start-up or its
+// first intervals; the test checks that it did happen by the end.
+// source/emu_test.go checks a wrap inside an interval deterministically.
+func TestWatchEnergyWrap(t *testing.T) {
+	emuBin := hwpemuBin(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, emuBin, "run", "--energy-start", "262143.5", "mtl-165u", "--", "sh", "-c",
+		hwpprobeBin+" watch -i 300ms -n 4 --show PkgWatt,CorWatt && cat /sys/class/powercap/intel-rapl:0/energy_uj").Output()
+	if err != nil {
+		t.Fatalf("hwpemu run: %v\n%s", err, out)
+	}
+	lines := strings.Fields(string(out))
+	var uj float64
+	if _, err := fmt.Sscan(lines[len(lines)-1], &uj); err != nil || uj > 100e6 {
+		t.Fatalf("energy_uj at the end %q (%v): the counter did not wrap", lines[len(lines)-1], err)
+	}
+	row := regexp.MustCompile(`(?m)^\s+-\s+-\s+-\s+-\s+(\S+)\s+(\S+)$`)
+	rows := row.FindAllStringSubmatch(string(out), -1)
+	if len(rows) != 4 {
+		t.Fatalf("%d machine rows, want 4:\n%s", len(rows), out)
+	}
+	for _, r := range rows {
+		var pkg, cor float64
+		if _, err := fmt.Sscan(r[1], &pkg); err != nil {
+			t.Fatalf("PkgWatt %q: %v", r[1], err)
+		}
+		// An idle interval leaves the cores' counter where it was:
+		// "(zero)", which is not a measurement of 0 W but is below PkgWatt.
+		if _, err := fmt.Sscan(r[2], &cor); err != nil && r[2] != "(zero)" {
+			t.Fatalf("CorWatt %q: %v", r[2], err)
+		}
+		if pkg < 0.8 || pkg > 57 || cor < 0 || cor > pkg {
+			t.Errorf("PkgWatt %v CorWatt %v across the wrap: want 0.8 <= PkgWatt <= 57, 0 <= CorWatt <= PkgWatt\n%s", pkg, cor, out)
+		}
 	}
 }
