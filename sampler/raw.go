@@ -88,6 +88,10 @@ type Setup struct {
 	Cycles       Source
 	RefCycles    Source
 	HWPRequest   Source
+	// HWPRegister is the MSR behind HWPRequest: 0x774 (Intel
+	// IA32_HWP_REQUEST: min 7:0, max 15:8) or 0xC00102B3 (AMD
+	// MSR_AMD_CPPC_REQ: max 7:0, min 15:8); 0 when absent.
+	HWPRegister  uint32
 	EPB          Source
 	CoreTmp      Source
 	PkgTmp       Source
@@ -121,10 +125,11 @@ func NewRaw(s *Setup) Raw {
 // Info returns the serialisable description of the setup.
 func (s *Setup) Info() Info {
 	in := Info{
-		Emulated: s.Emulated,
-		CPUs:     append([]Topo(nil), s.CPUs...),
-		Packages: append([]int(nil), s.Packages...),
-		Notes:    append([]Note(nil), s.Notes...),
+		Emulated:    s.Emulated,
+		CPUs:        append([]Topo(nil), s.CPUs...),
+		Packages:    append([]int(nil), s.Packages...),
+		Notes:       append([]Note(nil), s.Notes...),
+		HWPRegister: s.HWPRegister,
 		Sources: map[string]Source{
 			"Avg_MHz":       s.Counters,
 			"Busy%":         s.Counters,

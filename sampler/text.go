@@ -38,9 +38,19 @@ func num(v Value, prec int) string {
 	return s
 }
 
-// hwpField formats a field of the HWP request register (Intel layout:
-// min 7:0, max 15:8, desired 23:16, EPP 31:24; AMD's CPPC_REQ has max and
-// min swapped, see hwp.DecodeRequest and design.md section 2).
+// Fields of the HWP request (Intel layout: min 7:0, max 15:8, desired
+// 23:16, EPP 31:24). AMD's MSR_AMD_CPPC_REQ has max at 7:0 and min at
+// 15:8 (design.md section 2); NewTable swaps the shifts for it.
+const (
+	shiftMin     = 0
+	shiftMax     = 8
+	shiftDesired = 16
+	shiftEPP     = 24
+)
+
+// msrAMDCPPCReq is MSR_AMD_CPPC_REQ (hwp.MSR_AMD_CPPC_REQ).
+const msrAMDCPPCReq = 0xC00102B3
+
 func hwpField(shift uint) func(*CPU) string {
 	return func(c *CPU) string { return regField(c.HWPRequest, shift) }
 }
@@ -91,10 +101,10 @@ var columns = []column{
 	{name: "GFXWatt", source: "GFXWatt", pkg: func(p *Package) string { return num(p.GFXWatt, 2) }, sum: func(s *Summary, _ []CPU, _ []int) string { return num(s.GFXWatt, 2) }},
 	{name: "RAMWatt", source: "RAMWatt", pkg: func(p *Package) string { return num(p.RAMWatt, 2) }, sum: func(s *Summary, _ []CPU, _ []int) string { return num(s.RAMWatt, 2) }},
 	{name: "SysWatt", source: "SysWatt", pkg: func(p *Package) string { return num(p.SysWatt, 2) }, sum: func(s *Summary, _ []CPU, _ []int) string { return num(s.SysWatt, 2) }},
-	{name: "HWPmin", source: "HWP_REQUEST", cpu: hwpField(0), sum: uniform(hwpField(0))},
-	{name: "HWPmax", source: "HWP_REQUEST", cpu: hwpField(8), sum: uniform(hwpField(8))},
-	{name: "HWPdes", source: "HWP_REQUEST", cpu: hwpField(16), sum: uniform(hwpField(16))},
-	{name: "EPP", source: "HWP_REQUEST", cpu: hwpField(24), sum: uniform(hwpField(24))},
+	{name: "HWPmin", source: "HWP_REQUEST", cpu: hwpField(shiftMin), sum: uniform(hwpField(shiftMin))},
+	{name: "HWPmax", source: "HWP_REQUEST", cpu: hwpField(shiftMax), sum: uniform(hwpField(shiftMax))},
+	{name: "HWPdes", source: "HWP_REQUEST", cpu: hwpField(shiftDesired), sum: uniform(hwpField(shiftDesired))},
+	{name: "EPP", source: "HWP_REQUEST", cpu: hwpField(shiftEPP), sum: uniform(hwpField(shiftEPP))},
 	{name: "EPB", source: "EPB", cpu: func(c *CPU) string { return regField(c.EPB, 0) }, sum: uniform(func(c *CPU) string { return regField(c.EPB, 0) })},
 	{name: "LimRsn", source: "LIMIT_REASONS", pkg: func(p *Package) string {
 		if p.LimitReasons.Src == SrcNone {
@@ -167,9 +177,18 @@ func NewTable(st *Setup, names []string, perCPU bool) *Table {
 	t := &Table{perCPU: perCPU}
 	for _, n := range names {
 		for i := range columns {
-			if columns[i].name == n {
-				t.cols = append(t.cols, &columns[i])
+			if columns[i].name != n {
+				continue
 			}
+			c := &columns[i]
+			if st.HWPRegister == msrAMDCPPCReq && (n == "HWPmin" || n == "HWPmax") {
+				shift := uint(shiftMax) // AMD: min at 15:8
+				if n == "HWPmax" {
+					shift = shiftMin // max at 7:0
+				}
+				c = &column{name: n, source: c.source, cpu: hwpField(shift), sum: uniform(hwpField(shift))}
+			}
+			t.cols = append(t.cols, c)
 		}
 	}
 	for _, c := range st.CPUs {

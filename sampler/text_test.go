@@ -74,3 +74,30 @@ func TestTableText(t *testing.T) {
 		t.Errorf("Rows = %d, want 5", n)
 	}
 }
+
+// TestTableAMD: MSR_AMD_CPPC_REQ holds the maximum in bits 7:0 and the
+// minimum in 15:8 (design.md section 2; AMD PPR), the reverse of Intel's
+// IA32_HWP_REQUEST. 0x80003cbe: max 0xbe = 190, min 0x3c = 60, EPP 128.
+func TestTableAMD(t *testing.T) {
+	st := &Setup{CPUs: []Topo{{CPU: 0}}, HWPRequest: SrcMSR, HWPRegister: 0xC00102B3}
+	r := &seqReader{setup: st, steps: []Raw{{CPU: []RawCPU{{HWPRequest: 0x80003cbe}}}}}
+	s, err := New(r, WithClock(fakeClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var smp Sample
+	if err := s.Sample(&smp); err != nil {
+		t.Fatal(err)
+	}
+	cols, _ := ParseColumns("HWPmin,HWPmax,EPP")
+	var b strings.Builder
+	if err := NewTable(st, cols, false).WriteRows(&b, &smp); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := strings.Fields(b.String()), []string{"-", "-", "-", "60", "190", "128"}; !cmp.Equal(got, want) {
+		t.Errorf("row %q, want %q", got, want)
+	}
+	if in := st.Info(); in.HWPRegister != 0xC00102B3 {
+		t.Errorf("Info.HWPRegister = %#x", in.HWPRegister)
+	}
+}

@@ -317,4 +317,8 @@ type Info struct {
 	Sources map[string]Source `json:"sources"`
 	// Notes explain absent and qualified figures.
 	Notes []Note `json:"notes,omitempty"`
+	// HWPRegister is the register CPU.HWPRequest holds: 0x774 (Intel
+	// IA32_HWP_REQUEST) or 0xC00102B3 (AMD MSR_AMD_CPPC_REQ, whose
+	// minimum and maximum fields are swapped); 0 when absent.
+	HWPRegister uint32 `json:"hwp_register,omitempty"`
 }

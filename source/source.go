@@ -194,6 +194,7 @@ func (s *Set) probeRegisters() {
 	} else {
 		s.note("HWP_REQUEST", "%s", msrReason("IA32_HWP_REQUEST (0x774) and MSR_AMD_CPPC_REQ", err))
 	}
+	st.HWPRegister = s.hwpReg
 	if _, err := s.probeMSR(c0, hwp.MSR_IA32_ENERGY_PERF_BIAS); err == nil {
 		st.EPB = sampler.SrcMSR
 	} else {
