@@ -191,8 +191,8 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 	if err := w.WriteSummary(w.Summary(st, stopped.Sub(start), f.countOnly, counts)); err != nil {
 		return err
 	}
-	if st.Lost > 0 || st.Missed > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: warning: %d events lost (ring buffer full), %d missed (another BPF program was running)\n", st.Lost, st.Missed)
+	if w := lossWarning(st.Lost, st.Missed); w != "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "hwpprobe: warning:", w)
 	}
 	if child != nil {
 		return childStatus(argv[0], <-childDone)
@@ -249,3 +249,17 @@ func childStatus(name string, err error) error {
 	}
 	return nil
 }
+
+// lossWarning says which events the trace does not hold, naming only the
+// non-zero causes; "" when it holds them all.
+func lossWarning(lost, missed uint64) string {
+	var parts []string
+	if lost > 0 {
+		parts = append(parts, fmt.Sprintf("%d events lost (ring buffer full)", lost))
+	}
+	if missed > 0 {
+		parts = append(parts, fmt.Sprintf("%d events missed (another BPF program was running on that CPU)", missed))
+	}
+	return strings.Join(parts, ", ")
+}
+

@@ -175,3 +175,20 @@ func TestTraceInterrupt(t *testing.T) {
 		t.Errorf("no summary after SIGINT in %q", rest)
 	}
 }
+
+func TestLossWarning(t *testing.T) {
+	tests := []struct {
+		lost, missed uint64
+		want         string
+	}{
+		{0, 0, ""},
+		{3, 0, "3 events lost (ring buffer full)"},
+		{0, 1, "1 events missed (another BPF program was running on that CPU)"},
+		{2, 5, "2 events lost (ring buffer full), 5 events missed (another BPF program was running on that CPU)"},
+	}
+	for _, tt := range tests {
+		if got := lossWarning(tt.lost, tt.missed); got != tt.want {
+			t.Errorf("lossWarning(%d, %d) = %q, want %q", tt.lost, tt.missed, got, tt.want)
+		}
+	}
+}
