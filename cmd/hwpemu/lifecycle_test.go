@@ -255,3 +255,23 @@ func TestNotRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestCommandInheritsOnlyStdio: CMD must not hold hwpemu's descriptors,
+// /dev/fuse above all (a CMD holding it keeps a dead server's connection,
+// and its readers wait for ever). The test's own descriptors above 2 are
+// close-on-exec, so CMD should see exactly 0, 1, 2 and the one ls opens.
+func TestCommandInheritsOnlyStdio(t *testing.T) {
+	out := inMachine(t, "vm-bare", "ls -l /proc/self/fd")
+	if strings.Contains(out, "/dev/fuse") {
+		t.Errorf("CMD inherited /dev/fuse:\n%s", out)
+	}
+	var fds []string
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		if f := strings.Fields(l); len(f) >= 9 {
+			fds = append(fds, f[8])
+		}
+	}
+	if len(fds) != 4 {
+		t.Errorf("CMD has descriptors %v, want 0, 1, 2 and ls's own:\n%s", fds, out)
+	}
+}

@@ -202,6 +202,9 @@ func runChild(argv []string) (int, error) {
 	// the thread that forked CMD; the Go runtime ends threads only when a
 	// goroutine locked to one exits, which hwpemu never does.)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	if err := closeOnExec(); err != nil {
+		return exitError, err
+	}
 	if err := c.Start(); err != nil {
 		if errors.Is(err, fs.ErrPermission) {
 			return exitNotExec, err
@@ -229,4 +232,26 @@ func runChild(argv []string) (int, error) {
 		return ws.ExitStatus(), nil
 	}
 	return exitError, err
+}
+
+// closeOnExec marks every descriptor above stderr close-on-exec, so CMD
+// inherits only its standard streams. go-fuse opens /dev/fuse without
+// O_CLOEXEC; a CMD holding it keeps the FUSE connection alive after
+// hwpemu is gone, and its readers then wait for ever.
+func closeOnExec() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list open descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil || fd <= 2 {
+			continue
+		}
+		// The descriptor ReadDir used is closed by now: EBADF is expected.
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
+			return fmt.Errorf("set close-on-exec on descriptor %d: %w", fd, err)
+		}
+	}
+	return nil
 }
