@@ -13,12 +13,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
-	"strconv"
-	"sync"
-	"syscall"
+
+	"github.com/hwpprobe/hwpprobe/internal/cpudev"
 )
 
 // Sentinel errors; errors returned by this package wrap one of them.
@@ -48,47 +44,37 @@ type Reader interface {
 // Dev reads <root>/dev/cpu/N/cpuid, keeping one descriptor per CPU open
 // until Close. It is safe for concurrent use.
 type Dev struct {
-	root  string
-	mu    sync.Mutex
-	files map[int]*os.File
+	files *cpudev.Files
 }
 
 // Open returns a Dev for the system whose root file system is at root ("/"
 // for the running system). Devices are opened lazily, read-only.
 func Open(root string) *Dev {
-	return &Dev{root: root, files: map[int]*os.File{}}
+	d := &Dev{}
+	d.files = cpudev.New(root, "cpuid", d.openError)
+	return d
 }
 
 // Path returns the device path for cpu.
 func (d *Dev) Path(cpu int) string {
-	return filepath.Join(d.root, "dev/cpu", strconv.Itoa(cpu), "cpuid")
+	return d.files.Path(cpu)
 }
 
-func (d *Dev) file(cpu int) (*os.File, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if f, ok := d.files[cpu]; ok {
-		return f, nil
+func (d *Dev) openError(cpu int, err error) error {
+	switch cpudev.OpenErrorOf(err) {
+	case cpudev.Permission:
+		return fmt.Errorf("%s: %w", d.Path(cpu), ErrPermission)
+	case cpudev.Offline:
+		return fmt.Errorf("cpu%d: %w", cpu, ErrOffline)
+	case cpudev.Missing:
+		return fmt.Errorf("%s: %w", d.Path(cpu), ErrNoDevice)
 	}
-	f, err := os.OpenFile(d.Path(cpu), os.O_RDONLY, 0)
-	if err != nil {
-		switch {
-		case errors.Is(err, fs.ErrPermission):
-			return nil, fmt.Errorf("%s: %w", d.Path(cpu), ErrPermission)
-		case errors.Is(err, syscall.ENXIO), errors.Is(err, syscall.EIO):
-			return nil, fmt.Errorf("cpu%d: %w", cpu, ErrOffline)
-		case errors.Is(err, fs.ErrNotExist):
-			return nil, fmt.Errorf("%s: %w", d.Path(cpu), ErrNoDevice)
-		}
-		return nil, fmt.Errorf("cpu%d: open cpuid device: %w", cpu, err)
-	}
-	d.files[cpu] = f
-	return f, nil
+	return fmt.Errorf("cpu%d: open cpuid device: %w", cpu, err)
 }
 
 // CPUID implements Reader.
 func (d *Dev) CPUID(cpu int, leaf, subleaf uint32) (Regs, error) {
-	f, err := d.file(cpu)
+	f, err := d.files.File(cpu)
 	if err != nil {
 		return Regs{}, err
 	}
@@ -111,14 +97,7 @@ func (d *Dev) CPUID(cpu int, leaf, subleaf uint32) (Regs, error) {
 
 // Close closes every open device.
 func (d *Dev) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var errs []error
-	for cpu, f := range d.files {
-		errs = append(errs, f.Close())
-		delete(d.files, cpu)
-	}
-	return errors.Join(errs...)
+	return d.files.Close()
 }
 
 // Leaf names one CPUID leaf and subleaf.

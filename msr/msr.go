@@ -11,11 +11,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sync"
 	"syscall"
+
+	"github.com/hwpprobe/hwpprobe/internal/cpudev"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, so
@@ -47,43 +47,30 @@ type Reader interface {
 // open until Close.
 type Dev struct {
 	root  string
-	mu    sync.Mutex
-	files map[int]*os.File
+	files *cpudev.Files
 }
 
 // Open returns a Dev for the system whose root file system is at root
 // ("/" for the running system). Devices are opened lazily on first read.
 func Open(root string) *Dev {
-	return &Dev{root: root, files: map[int]*os.File{}}
+	d := &Dev{root: root}
+	d.files = cpudev.New(root, "msr", d.openError)
+	return d
 }
 
 // Path returns the device path for cpu.
 func (d *Dev) Path(cpu int) string {
-	return filepath.Join(d.root, "dev/cpu", fmt.Sprint(cpu), "msr")
-}
-
-func (d *Dev) file(cpu int) (*os.File, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if f, ok := d.files[cpu]; ok {
-		return f, nil
-	}
-	f, err := os.OpenFile(d.Path(cpu), os.O_RDONLY, 0)
-	if err != nil {
-		return nil, d.openError(cpu, err)
-	}
-	d.files[cpu] = f
-	return f, nil
+	return d.files.Path(cpu)
 }
 
 func (d *Dev) openError(cpu int, err error) error {
-	switch {
-	case errors.Is(err, fs.ErrPermission):
+	switch cpudev.OpenErrorOf(err) {
+	case cpudev.Permission:
 		return fmt.Errorf("cpu%d: %w", cpu, ErrPermission)
-	case errors.Is(err, syscall.ENXIO), errors.Is(err, syscall.EIO):
+	case cpudev.Offline:
 		// The driver's open returns ENXIO for an offline CPU.
 		return fmt.Errorf("cpu%d: %w", cpu, ErrOffline)
-	case errors.Is(err, fs.ErrNotExist):
+	case cpudev.Missing:
 		if _, serr := os.Stat(filepath.Join(d.root, "sys/devices/system/cpu", fmt.Sprint("cpu", cpu))); serr != nil {
 			return fmt.Errorf("cpu%d: no such CPU", cpu)
 		}
@@ -97,7 +84,7 @@ func (d *Dev) openError(cpu int, err error) error {
 
 // ReadMSR reads register reg of cpu.
 func (d *Dev) ReadMSR(cpu int, reg uint32) (uint64, error) {
-	f, err := d.file(cpu)
+	f, err := d.files.File(cpu)
 	if err != nil {
 		return 0, err
 	}
@@ -114,14 +101,7 @@ func (d *Dev) ReadMSR(cpu int, reg uint32) (uint64, error) {
 
 // Close closes every open device.
 func (d *Dev) Close() error {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var errs []error
-	for cpu, f := range d.files {
-		errs = append(errs, f.Close())
-		delete(d.files, cpu)
-	}
-	return errors.Join(errs...)
+	return d.files.Close()
 }
 
 // HasDriver reports whether the kernel rooted at root can provide
