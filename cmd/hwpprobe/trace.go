@@ -262,4 +262,3 @@ func lossWarning(lost, missed uint64) string {
 	}
 	return strings.Join(parts, ", ")
 }
-
