@@ -138,17 +138,24 @@ func openEvent(ev Event, pid, cpu, leader int, disabled bool) (int, error) {
 	if err == nil {
 		return fd, nil
 	}
-	where := fmt.Sprintf("cpu%d", cpu)
+	where := fmt.Sprintf("on cpu%d", cpu)
 	if pid >= 0 {
-		where = fmt.Sprintf("pid %d", pid)
+		where = fmt.Sprintf("on pid %d", pid)
 	}
+	return -1, openError(ev, where, err)
+}
+
+// openError maps an error from perf_event_open of ev to ErrUnsupported or
+// ErrPermission where it is one; where says whose counter it was ("on
+// cpu3", "for pid 42").
+func openError(ev Event, where string, err error) error {
 	switch {
 	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENODEV), errors.Is(err, unix.EINVAL):
-		return -1, fmt.Errorf("%s on %s (%v): %w", ev, where, err, ErrUnsupported)
+		return fmt.Errorf("%s %s (%v): %w", ev, where, err, ErrUnsupported)
 	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-		return -1, fmt.Errorf("%s on %s: %w", ev, where, ErrPermission)
+		return fmt.Errorf("%s %s: %w", ev, where, ErrPermission)
 	}
-	return -1, fmt.Errorf("%s on %s: perf_event_open: %w", ev, where, err)
+	return fmt.Errorf("%s %s: perf_event_open: %w", ev, where, err)
 }
 
 // CPU returns the CPU the group counts on (-1: any).

@@ -90,13 +90,7 @@ func openInherited(ev Event, pid int) (int, error) {
 	if err == nil {
 		return fd, nil
 	}
-	switch {
-	case errors.Is(err, unix.ENOENT), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENODEV), errors.Is(err, unix.EINVAL):
-		return -1, fmt.Errorf("%s for pid %d (%v): %w", ev, pid, err, ErrUnsupported)
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-		return -1, fmt.Errorf("%s for pid %d: %w", ev, pid, ErrPermission)
-	}
-	return -1, fmt.Errorf("%s for pid %d: perf_event_open: %w", ev, pid, err)
+	return -1, openError(ev, fmt.Sprintf("for pid %d", pid), err)
 }
 
 // Pid returns the task counted.
