@@ -129,15 +129,9 @@ func (m *Machine) amdShowEPP(c *cpu) (string, error) {
 // name only ("default" is epp_default), EBUSY for a non-zero EPP under
 // the performance policy.
 func (m *Machine) amdStoreEPP(c *cpu, data []byte) error {
-	f := strings.Fields(string(data))
-	if len(f) == 0 || len(f[0]) > 20 {
-		return syscall.EINVAL
-	}
-	idx := -1
-	for i, s := range energyPerfStrings {
-		if s == f[0] {
-			idx = i
-		}
+	idx, err := energyPerfIndex(data)
+	if err != nil {
+		return err
 	}
 	if idx < 0 {
 		return syscall.EINVAL

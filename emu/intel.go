@@ -1,6 +1,7 @@
 package emu
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -215,20 +216,26 @@ func (m *Machine) intelShowEPP(c *cpu) string {
 	return energyPerfStrings[0]
 }
 
+// energyPerfIndex matches the first word written to
+// energy_performance_preference against energyPerfStrings (both drivers'
+// sysfs_match_string()): its index, or -1 for none; EINVAL for no word or
+// one longer than 20 bytes.
+func energyPerfIndex(data []byte) (int, error) {
+	f := strings.Fields(string(data))
+	if len(f) == 0 || len(f[0]) > 20 {
+		return -1, syscall.EINVAL
+	}
+	return slices.Index(energyPerfStrings, f[0]), nil
+}
+
 // intelStoreEPP is store_energy_performance_preference() with
 // intel_pstate_set_energy_pref_index(): a name from energy_perf_strings
 // or a decimal 0..255; "default" is epp_default; any value other than 0
 // under the performance policy fails with EBUSY.
 func (m *Machine) intelStoreEPP(c *cpu, data []byte) error {
-	f := strings.Fields(string(data))
-	if len(f) == 0 || len(f[0]) > 20 {
-		return syscall.EINVAL
-	}
-	idx := -1
-	for i, s := range energyPerfStrings {
-		if s == f[0] {
-			idx = i
-		}
+	idx, err := energyPerfIndex(data)
+	if err != nil {
+		return err
 	}
 	var epp int
 	switch {
