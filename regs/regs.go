@@ -71,6 +71,7 @@ const (
 	AMD
 )
 
+// String returns "Intel" or "AMD".
 func (v Vendor) String() string {
 	if v == AMD {
 		return "AMD"
@@ -88,6 +89,7 @@ const (
 	Package              // shared by the package (socket)
 )
 
+// String returns "thread", "core" or "package".
 func (s Scope) String() string {
 	switch s {
 	case Core:
