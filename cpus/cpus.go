@@ -94,17 +94,6 @@ func (l List) Contains(cpu int) bool {
 	return ok
 }
 
-// Intersect returns the CPUs present in both lists.
-func (l List) Intersect(o List) List {
-	out := List{}
-	for _, c := range l {
-		if o.Contains(c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
 // Minus returns the CPUs of l that are not in o.
 func (l List) Minus(o List) List {
 	out := List{}

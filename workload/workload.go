@@ -215,9 +215,6 @@ func ExitStatus(startErr error) int {
 // Pid returns the command's process id, which is also its process group.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
-// Started returns when the command was released to run.
-func (p *Process) Started() time.Time { return p.start }
-
 // Signal sends sig to the command's whole process group.
 func (p *Process) Signal(sig syscall.Signal) error {
 	if err := unix.Kill(-p.Pid(), sig); err != nil && err != unix.ESRCH {
