@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -29,35 +30,12 @@ var version = "dev"
 // Exit statuses of hwpemu itself; `run` otherwise exits with CMD's status
 // (128+N when CMD was killed by signal N), as a shell does.
 const (
-	exitOK       = 0
-	exitError    = 1
-	exitUsage    = 2
+	exitOK       = cli.ExitOK
+	exitError    = cli.ExitError
+	exitUsage    = cli.ExitUsage
 	exitNotExec  = 126 // CMD found but not executable
 	exitNotFound = 127 // CMD not found
 )
-
-// usageError marks an error in the user's input (exit status 2).
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// exitCodeError ends the process with a chosen status after printing its
-// error, if any.
-type exitCodeError struct {
-	code int
-	err  error
-}
-
-func (e exitCodeError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-func (e exitCodeError) Unwrap() error { return e.err }
 
 // machineFlags select and tune the emulated machine.
 type machineFlags struct {
@@ -78,10 +56,10 @@ func (f *machineFlags) register(cmd *cobra.Command) {
 // applied (--busy overrides a load source in opts).
 func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, error) {
 	if f.energyStart < 0 {
-		return nil, usagef("--energy-start %v: must not be negative", f.energyStart)
+		return nil, cli.Usagef("--energy-start %v: must not be negative", f.energyStart)
 	}
 	if f.busy > 1 || (f.busy < 0 && f.busy != -1) {
-		return nil, usagef("--busy %v: must be between 0 and 1", f.busy)
+		return nil, cli.Usagef("--busy %v: must be between 0 and 1", f.busy)
 	}
 	opts = append([]emu.Option{emu.WithEnergyStart(f.energyStart)}, opts...)
 	if f.busy >= 0 {
@@ -89,7 +67,7 @@ func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, erro
 	}
 	m, err := emu.Load(name, opts...)
 	if errors.Is(err, emu.ErrUnknownMachine) || errors.Is(err, emu.ErrDescription) {
-		return nil, usageError{err}
+		return nil, cli.UsageError{Err: err}
 	}
 	return m, err
 }
@@ -118,7 +96,7 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
 	root.AddCommand(newRunCmd(), newNamespaceCmd(), newServeCmd(), newListCmd())
 	return root
 }
@@ -127,7 +105,7 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := v(cmd, args); err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 		return nil
 	}
@@ -159,23 +137,7 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := newRootCmd(stdout, stderr)
 	cmd.SetArgs(args)
-	err := cmd.Execute()
-	if err == nil {
-		return exitOK
-	}
-	var ec exitCodeError
-	if errors.As(err, &ec) {
-		if ec.err != nil {
-			fmt.Fprintln(stderr, "hwpemu:", ec.err)
-		}
-		return ec.code
-	}
-	fmt.Fprintln(stderr, "hwpemu:", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		return exitUsage
-	}
-	return exitError
+	return cli.Status(cmd.Execute(), "hwpemu", stderr, isCobraUsage)
 }
 
 // isCobraUsage recognises cobra's own untyped errors for unknown commands

@@ -17,6 +17,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 // nsCmdName is the hidden subcommand `run` re-executes itself as, once it
@@ -41,13 +42,13 @@ CMD. Needs root (CAP_SYS_ADMIN).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args = dropDash(args)
 			if len(args) < 2 {
-				return usagef("run needs a machine and a command")
+				return cli.Usagef("run needs a machine and a command")
 			}
 			if _, err := mf.load(args[0]); err != nil {
 				return err
 			}
 			if _, err := exec.LookPath(args[1]); err != nil {
-				return exitCodeError{exitNotFound, err}
+				return cli.ExitCodeError{Code: exitNotFound, Err: err}
 			}
 			return enterNamespace(mf, args)
 		},
@@ -126,7 +127,7 @@ func runInNamespace(stderr io.Writer, mf machineFlags, parent string, args []str
 		return fmt.Errorf("read own mount namespace: %w", err)
 	}
 	if parent == "" || cur == parent {
-		return usagef("%s is internal to `hwpemu run`: it runs only in the private namespace run makes", nsCmdName)
+		return cli.Usagef("%s is internal to `hwpemu run`: it runs only in the private namespace run makes", nsCmdName)
 	}
 	// The emulated CPUs follow the host's load, read from the host's
 	// /proc/stat. Once grafted, that path shows the emulated file served
@@ -166,10 +167,10 @@ func runInNamespace(stderr io.Writer, mf machineFlags, parent string, args []str
 	code, err := runChild(args[1:])
 	unmountAll(mounts)
 	if err != nil {
-		return exitCodeError{code, err}
+		return cli.ExitCodeError{Code: code, Err: err}
 	}
 	if code != 0 {
-		return exitCodeError{code: code}
+		return cli.ExitCodeError{Code: code}
 	}
 	return nil
 }

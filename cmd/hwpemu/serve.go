@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 func newServeCmd() *cobra.Command {
@@ -32,7 +33,7 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 			}
 			dir := args[1]
 			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return usagef("serve: %s is not an existing directory", dir)
+				return cli.Usagef("serve: %s is not an existing directory", dir)
 			}
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)

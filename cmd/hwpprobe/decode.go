@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/regs"
 )
 
@@ -87,10 +88,10 @@ func decodeArgs(args []string, cpu string) ([]regs.Decoded, error) {
 	for _, a := range args {
 		r, v, err := regs.ParseAssignment(a)
 		if err != nil {
-			return nil, usagef("decode %s: %w", a, err)
+			return nil, cli.Usagef("decode %s: %w", a, err)
 		}
 		if old, dup := ctx[r.Address]; dup && old != v && usedAsContext(r.Address) {
-			return nil, usagef("decode: %s given twice (0x%x and 0x%x): its value is context for other registers, give it once", r.Name, old, v)
+			return nil, cli.Usagef("decode: %s given twice (0x%x and 0x%x): its value is context for other registers, give it once", r.Name, old, v)
 		}
 		ctx[r.Address] = v
 		parsed = append(parsed, arg{r, v})
@@ -98,7 +99,7 @@ func decodeArgs(args []string, cpu string) ([]regs.Decoded, error) {
 	if cpu != "" {
 		sig, err := parseCPU(cpu)
 		if err != nil {
-			return nil, usagef("decode --cpu %s: %w", cpu, err)
+			return nil, cli.Usagef("decode --cpu %s: %w", cpu, err)
 		}
 		ctx[regs.CPUSignature] = sig
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/export"
 )
@@ -27,7 +28,7 @@ See docs/export.md.`,
 		Args: argsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !asCSV {
-				return usagef("export: choose a format: --csv")
+				return cli.Usagef("export: choose a format: --csv")
 			}
 			rec, err := recording.ReadFile(args[0])
 			if err != nil {

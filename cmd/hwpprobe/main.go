@@ -6,12 +6,12 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -19,35 +19,10 @@ var version = "dev"
 
 // Exit statuses.
 const (
-	exitOK    = 0
-	exitError = 1 // the command ran and failed
-	exitUsage = 2 // bad input: flags, arguments, values
+	exitOK    = cli.ExitOK
+	exitError = cli.ExitError // the command ran and failed
+	exitUsage = cli.ExitUsage // bad input: flags, arguments, values
 )
-
-// usageError marks an error caused by the user's input; it exits with
-// status 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-// usagef returns a usageError with a formatted message.
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// exitCodeError carries an exit status chosen by a subcommand (for example
-// the status of a recorded workload) after its message, if any, is printed.
-type exitCodeError struct {
-	code int
-	err  error
-}
-
-func (e exitCodeError) Error() string {
-	if e.err == nil {
-		return ""
-	}
-	return e.err.Error()
-}
-func (e exitCodeError) Unwrap() error { return e.err }
 
 // globalFlags are shared by every subcommand.
 type globalFlags struct {
@@ -75,7 +50,7 @@ those registers (trace), and records all of it while a workload runs
 	}
 	root.PersistentFlags().StringVar(&global.root, "root", "/",
 		"system root holding sys/, proc/ and dev/ (for fixture trees and tests)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
 	for _, f := range subcommands {
 		root.AddCommand(f())
 	}
@@ -86,7 +61,7 @@ those registers (trace), and records all of it while a workload runs
 func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		if err := v(cmd, args); err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 		return nil
 	}
@@ -100,23 +75,7 @@ func main() {
 func run(args []string) int {
 	cmd := newRootCmd()
 	cmd.SetArgs(args)
-	err := cmd.Execute()
-	if err == nil {
-		return exitOK
-	}
-	var ec exitCodeError
-	if errors.As(err, &ec) {
-		if ec.err != nil {
-			fmt.Fprintln(os.Stderr, "hwpprobe:", ec.err)
-		}
-		return ec.code
-	}
-	fmt.Fprintln(os.Stderr, "hwpprobe:", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
-		return exitUsage
-	}
-	return exitError
+	return cli.Status(cmd.Execute(), "hwpprobe", os.Stderr, isCobraUsage)
 }
 
 // isCobraUsage recognises cobra's own errors for unknown commands and

@@ -19,6 +19,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -100,21 +101,21 @@ func parseMSRList(s string) ([]uint32, error) {
 
 func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	if o.out == "" {
-		return usagef("record: -o FILE is required")
+		return cli.Usagef("record: -o FILE is required")
 	}
 	if o.interval < minInterval {
-		return usagef("record: interval %v is shorter than %v", o.interval, minInterval)
+		return cli.Usagef("record: interval %v is shorter than %v", o.interval, minInterval)
 	}
 	var msrs []uint32
 	if !o.noTrace {
 		var err error
 		if msrs, err = parseMSRList(o.traceMSRs); err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 	}
 	cred, err := workload.SudoCredential(os.Getenv)
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 	root := global.root
 	fs := sysfs.NewFS(root)
@@ -125,7 +126,7 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	present, _ := cpus.Present(root)
 	list, err := cpus.Select(o.cpuSpec, online, present)
 	if err != nil {
-		return usageError{err}
+		return cli.UsageError{Err: err}
 	}
 
 	// Catch the signals from now on: a Ctrl-C while setting up is
@@ -237,7 +238,7 @@ func recordExit(res recorder.Result) error {
 	if code == 0 {
 		return nil
 	}
-	return exitCodeError{code: code, err: err}
+	return cli.ExitCodeError{Code: code, Err: err}
 }
 
 func exitWords(e recording.RunEnd) string {

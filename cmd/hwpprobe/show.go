@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
 )
@@ -42,7 +43,7 @@ shown up to its last whole record, with a line saying so. See docs/show.md.`,
 				}
 			}
 			if runID != 0 && shown == 0 {
-				return usagef("show: %s has no run %d (it has %d runs)", args[0], runID, len(rec.Runs))
+				return cli.Usagef("show: %s has no run %d (it has %d runs)", args[0], runID, len(rec.Runs))
 			}
 			if len(rec.Runs) == 0 {
 				_, err := fmt.Fprintln(w, "no runs recorded")

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/sysfs"
@@ -39,7 +40,7 @@ fix it. It exits 0 with whatever it could read. See docs/snapshot.md.`,
 				FS: sysfs.NewFS(global.root), MSR: dev, CPUID: id, EUID: os.Geteuid(),
 			}, cpuSpec)
 			if errors.Is(err, snapshot.ErrBadCPUList) {
-				return usageError{err}
+				return cli.UsageError{Err: err}
 			}
 			if err != nil {
 				return err

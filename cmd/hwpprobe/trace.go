@@ -17,6 +17,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 func init() { subcommands = append(subcommands, newTraceCmd) }
@@ -95,7 +96,7 @@ func traceEvents(tracefs, spec string) (events, missing []string, err error) {
 	}
 	for ev := range strings.SplitSeq(spec, ",") {
 		if _, _, err := ebpf.SplitEvent(strings.TrimSpace(ev)); err != nil {
-			return nil, nil, usageError{err}
+			return nil, nil, cli.UsageError{Err: err}
 		}
 		events = append(events, strings.TrimSpace(ev))
 	}
@@ -104,30 +105,30 @@ func traceEvents(tracefs, spec string) (events, missing []string, err error) {
 
 func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []string) error {
 	if f.duration < 0 {
-		return usagef("--duration %v: cannot be negative", f.duration)
+		return cli.Usagef("--duration %v: cannot be negative", f.duration)
 	}
 	msrs := tracefmt.DefaultMSRs
 	if cmd.Flags().Changed("msr") {
 		var err error
 		if msrs, err = tracefmt.ParseMSRs(f.msrs); err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 		if len(msrs) > ebpf.MaxMSRs {
-			return usagef("--msr: %d registers, the in-kernel filter holds at most %d", len(msrs), ebpf.MaxMSRs)
+			return cli.Usagef("--msr: %d registers, the in-kernel filter holds at most %d", len(msrs), ebpf.MaxMSRs)
 		}
 	}
 	var cpuList cpus.List
 	if f.cpus != "" {
 		var err error
 		if cpuList, err = cpus.Parse(f.cpus); err != nil {
-			return usageError{err}
+			return cli.UsageError{Err: err}
 		}
 		online, err := cpus.Online(global.root)
 		if err != nil {
 			return fmt.Errorf("online CPUs: %w", err)
 		}
 		if off := cpuList.Minus(online); len(off) > 0 {
-			return usagef("-C %s: CPU %s not online (online: %s)", f.cpus, off, online)
+			return cli.Usagef("-C %s: CPU %s not online (online: %s)", f.cpus, off, online)
 		}
 	}
 	tracefs, err := ebpf.FindTraceFS(global.root)
@@ -240,9 +241,9 @@ func childStatus(name string, err error) error {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if code := ee.ExitCode(); code > 0 {
-			return exitCodeError{code: code}
+			return cli.ExitCodeError{Code: code}
 		}
-		return exitCodeError{code: exitError, err: fmt.Errorf("%s: %v", name, ee)}
+		return cli.ExitCodeError{Code: exitError, Err: fmt.Errorf("%s: %v", name, ee)}
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)

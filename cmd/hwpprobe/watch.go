@@ -15,6 +15,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/source"
@@ -45,16 +46,16 @@ Ctrl-C stops it. See docs/watch.md.`,
 		Args: argsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if interval < 10*time.Millisecond {
-				return usagef("interval %v is too short (minimum 10ms)", interval)
+				return cli.Usagef("interval %v is too short (minimum 10ms)", interval)
 			}
 			if count < 0 {
-				return usagef("-n %d: the count cannot be negative", count)
+				return cli.Usagef("-n %d: the count cannot be negative", count)
 			}
 			var cols []string
 			if show != "" {
 				var err error
 				if cols, err = sampler.ParseColumns(show); err != nil {
-					return usageError{err}
+					return cli.UsageError{Err: err}
 				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
@@ -92,7 +93,7 @@ func openSampler(root, cpuSpec string) (*source.Set, *sampler.Sampler, error) {
 	present, _ := cpus.Present(root)
 	list, err := cpus.Select(cpuSpec, online, present)
 	if err != nil {
-		return nil, nil, usageError{err}
+		return nil, nil, cli.UsageError{Err: err}
 	}
 	id := cpuid.Open(root)
 	defer id.Close()

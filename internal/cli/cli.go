@@ -1,0 +1,71 @@
+// Package cli holds what the hwpprobe and hwpemu commands share: errors
+// that choose the exit status, and turning a command's error into a
+// message and that status.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Exit statuses both commands use.
+const (
+	ExitOK    = 0
+	ExitError = 1 // the command ran and failed
+	ExitUsage = 2 // bad input: flags, arguments, values
+)
+
+// UsageError marks an error caused by the user's input; it exits with
+// status ExitUsage.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error the user's input caused.
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usagef returns a UsageError with a formatted message.
+func Usagef(format string, a ...any) error { return UsageError{fmt.Errorf(format, a...)} }
+
+// ExitCodeError carries an exit status chosen by a subcommand (for
+// example the status of a workload) after its message, if any (Err may be
+// nil), is printed.
+type ExitCodeError struct {
+	Code int
+	Err  error
+}
+
+func (e ExitCodeError) Error() string {
+	if e.Err == nil {
+		return ""
+	}
+	return e.Err.Error()
+}
+
+// Unwrap returns the error to print, or nil.
+func (e ExitCodeError) Unwrap() error { return e.Err }
+
+// Status returns the exit status for err, what a command's Execute
+// returned, after printing err to stderr as "prog: err": ExitOK for nil,
+// an ExitCodeError's Code (printing its Err only when there is one),
+// ExitUsage for a UsageError or an error isUsage recognises, ExitError
+// otherwise.
+func Status(err error, prog string, stderr io.Writer, isUsage func(error) bool) int {
+	if err == nil {
+		return ExitOK
+	}
+	var ec ExitCodeError
+	if errors.As(err, &ec) {
+		if ec.Err != nil {
+			fmt.Fprintln(stderr, prog+":", ec.Err)
+		}
+		return ec.Code
+	}
+	fmt.Fprintln(stderr, prog+":", err)
+	var ue UsageError
+	if errors.As(err, &ue) || isUsage(err) {
+		return ExitUsage
+	}
+	return ExitError
+}
