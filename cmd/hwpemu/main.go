@@ -90,7 +90,7 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          argsUsage(cobra.NoArgs),
+		Args:          cli.ArgsUsage(cobra.NoArgs),
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -101,21 +101,11 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 	return root
 }
 
-// argsUsage makes a cobra argument validator's errors usage errors.
-func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := v(cmd, args); err != nil {
-			return cli.UsageError{Err: err}
-		}
-		return nil
-	}
-}
-
 func newListCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "list",
 		Short: "List the built-in machines",
-		Args:  argsUsage(cobra.NoArgs),
+		Args:  cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for _, n := range emu.Names() {
 				m, err := emu.Load(n)

@@ -38,7 +38,7 @@ was killed by signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
 CMD. Needs root (CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
   sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
-		Args: argsUsage(cobra.MinimumNArgs(2)),
+		Args: cli.ArgsUsage(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args = dropDash(args)
 			if len(args) < 2 {
@@ -107,7 +107,7 @@ func newNamespaceCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:    nsCmdName + " MACHINE CMD [ARG...]",
 		Hidden: true,
-		Args:   argsUsage(cobra.MinimumNArgs(2)),
+		Args:   cli.ArgsUsage(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runInNamespace(cmd.ErrOrStderr(), mf, parent, args)
 		},

@@ -25,7 +25,7 @@ hwpprobe --root DIR. Needs root (CAP_SYS_ADMIN). If serve is killed with
 SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 		Example: `  sudo hwpemu serve mtl-165u /tmp/mtl &
   sudo hwpprobe --root /tmp/mtl snapshot`,
-		Args: argsUsage(cobra.ExactArgs(2)),
+		Args: cli.ArgsUsage(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := mf.load(args[0])
 			if err != nil {

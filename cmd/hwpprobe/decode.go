@@ -46,7 +46,7 @@ written.`,
   hwpprobe decode --json 0xc00102b0=e295290f
   hwpprobe decode --cpu 6:69 0x690=0x14000400
   hwpprobe decode --list`,
-		Args: argsUsage(func(_ *cobra.Command, args []string) error {
+		Args: cli.ArgsUsage(func(_ *cobra.Command, args []string) error {
 			if !f.list && len(args) == 0 {
 				return fmt.Errorf("decode needs at least one REG=VALUE argument (or --list)")
 			}

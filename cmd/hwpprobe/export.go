@@ -25,7 +25,7 @@ CPU, per sample and package, and per sample and summary row, with turbostat's
 column names. Figures that were not measured are empty fields. Without -o the
 CSV goes to standard output; with -o it replaces OUT.csv only once complete.
 See docs/export.md.`,
-		Args: argsUsage(cobra.ExactArgs(1)),
+		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !asCSV {
 				return cli.Usagef("export: choose a format: --csv")

@@ -45,7 +45,7 @@ those registers (trace), and records all of it while a workload runs
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          argsUsage(cobra.NoArgs),
+		Args:          cli.ArgsUsage(cobra.NoArgs),
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	root.PersistentFlags().StringVar(&global.root, "root", "/",
@@ -55,16 +55,6 @@ those registers (trace), and records all of it while a workload runs
 		root.AddCommand(f())
 	}
 	return root
-}
-
-// argsUsage makes a cobra argument validator's errors usage errors.
-func argsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
-	return func(cmd *cobra.Command, args []string) error {
-		if err := v(cmd, args); err != nil {
-			return cli.UsageError{Err: err}
-		}
-		return nil
-	}
 }
 
 func main() {

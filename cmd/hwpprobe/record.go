@@ -63,7 +63,7 @@ tree (task-clock, cycles, instructions), and stores a snapshot of the machine
 before and after. The file is written as the run goes and stays readable if
 hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
 (127 not found, 128+N killed by signal N, 130 after Ctrl-C). See docs/record.md.`,
-		Args: argsUsage(cobra.MinimumNArgs(1)),
+		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runRecord(cmd.ErrOrStderr(), o, args)
 		},

@@ -22,7 +22,7 @@ command, outcome and settings, time-weighted turbostat averages per core type
 and for the machine, package energy, the kernel's register writes and the
 process tree's counters. A recording cut short (crash, kill, full disk) is
 shown up to its last whole record, with a line saying so. See docs/show.md.`,
-		Args: argsUsage(cobra.ExactArgs(1)),
+		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			rec, err := recording.ReadFile(args[0])
 			if err != nil {

@@ -30,7 +30,7 @@ package facts (RAPL units, TDP, PL1/PL2, TjMax, temperatures, turbo ratios).
 It flags every place where sysfs and a register disagree and explains the
 kernel rule behind it, and reports what could not be read, why, and how to
 fix it. It exits 0 with whatever it could read. See docs/snapshot.md.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			dev := msr.Open(global.root)
 			defer dev.Close()

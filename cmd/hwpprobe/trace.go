@@ -52,7 +52,7 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 		Example: `  sudo hwpprobe trace --msr 0x6e0 --duration 1s
   sudo hwpprobe trace --msr HWP_REQUEST,EPB -- sh -c 'echo power > /sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference'
   sudo hwpprobe trace --json -C 0-3 --duration 10s > writes.jsonl`,
-		Args: argsUsage(func(cmd *cobra.Command, args []string) error {
+		Args: cli.ArgsUsage(func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				return fmt.Errorf("unexpected argument %q: put the command to trace after --", args[0])
 			}

@@ -43,7 +43,7 @@ each CPU, summarised per core type (P, E, LP-E) and for the machine.
 On a terminal the table refreshes in place; piped, it appends. Figures the
 machine cannot give are listed with the reason, never shown as 0.
 Ctrl-C stops it. See docs/watch.md.`,
-		Args: argsUsage(cobra.NoArgs),
+		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if interval < 10*time.Millisecond {
 				return cli.Usagef("interval %v is too short (minimum 10ms)", interval)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/spf13/cobra"
 )
 
 // Exit statuses both commands use.
@@ -68,4 +70,14 @@ func Status(err error, prog string, stderr io.Writer, isUsage func(error) bool) 
 		return ExitUsage
 	}
 	return ExitError
+}
+
+// ArgsUsage makes a cobra argument validator's errors usage errors.
+func ArgsUsage(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := v(cmd, args); err != nil {
+			return UsageError{Err: err}
+		}
+		return nil
+	}
 }
