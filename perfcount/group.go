@@ -120,17 +120,23 @@ func OpenGroup(pid, cpu int, events []Event) (*Group, error) {
 	return g, nil
 }
 
-func openEvent(ev Event, pid, cpu, leader int, disabled bool) (int, error) {
-	attr := unix.PerfEventAttr{
+// eventAttr returns the perf_event_attr that counts ev with read_format
+// format and flag bits bits. It sets no exclude_* bits: the msr and power
+// PMUs reject them (EINVAL), and system-wide counting wants kernel time too.
+func eventAttr(ev Event, format, bits uint64) unix.PerfEventAttr {
+	return unix.PerfEventAttr{
 		Type:        ev.Type,
 		Size:        uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
 		Config:      ev.Config,
 		Ext1:        ev.Config1,
 		Ext2:        ev.Config2,
-		Read_format: readFormat,
-		// No exclude_* bits: the msr and power PMUs reject them
-		// (EINVAL), and system-wide counting wants kernel time too.
+		Read_format: format,
+		Bits:        bits,
 	}
+}
+
+func openEvent(ev Event, pid, cpu, leader int, disabled bool) (int, error) {
+	attr := eventAttr(ev, readFormat, 0)
 	if disabled {
 		attr.Bits = unix.PerfBitDisabled
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -77,15 +76,7 @@ func (p *Process) Counting() bool {
 }
 
 func openInherited(ev Event, pid int) (int, error) {
-	attr := unix.PerfEventAttr{
-		Type:        ev.Type,
-		Size:        uint32(unsafe.Sizeof(unix.PerfEventAttr{})),
-		Config:      ev.Config,
-		Ext1:        ev.Config1,
-		Ext2:        ev.Config2,
-		Read_format: unix.PERF_FORMAT_TOTAL_TIME_ENABLED | unix.PERF_FORMAT_TOTAL_TIME_RUNNING,
-		Bits:        unix.PerfBitInherit,
-	}
+	attr := eventAttr(ev, unix.PERF_FORMAT_TOTAL_TIME_ENABLED|unix.PERF_FORMAT_TOTAL_TIME_RUNNING, unix.PerfBitInherit)
 	fd, err := unix.PerfEventOpen(&attr, pid, -1, -1, unix.PERF_FLAG_FD_CLOEXEC)
 	if err == nil {
 		return fd, nil
