@@ -76,7 +76,7 @@ func TestCPUInfoMatchesThisVM(t *testing.T) {
 	}
 }
 
-// statLines returns the first word of each line and the number of fields
+// statShape returns the first word of each line and the number of fields
 // of the cpu lines.
 func statShape(s string) (names []string, cpuFields []int) {
 	sc := bufio.NewScanner(strings.NewReader(s))

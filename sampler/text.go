@@ -162,7 +162,7 @@ func DefaultColumns(st *Setup) []string {
 }
 
 // Table writes samples as turbostat-like text: a header, one row per
-// summary (core types, then the machine as "-"), and with PerCPU one row
+// summary (core types, then the machine as "-"), and with perCPU (NewTable) one row
 // per CPU; package columns appear on each package's first CPU row, as in
 // turbostat.
 type Table struct {
