@@ -211,8 +211,12 @@ func (t *Table) Rows(s *Sample) int {
 	return n
 }
 
+// pad appends s right-aligned to width, after a space unless it is the
+// first cell of a line.
 func pad(b *strings.Builder, s string) {
-	b.WriteByte(' ')
+	if line := b.String(); len(line) > 0 && line[len(line)-1] != '\n' {
+		b.WriteByte(' ')
+	}
 	for i := len(s); i < width; i++ {
 		b.WriteByte(' ')
 	}
@@ -232,7 +236,7 @@ func (t *Table) WriteHeader(w io.Writer) error {
 		pad(&b, c.name)
 	}
 	b.WriteByte('\n')
-	_, err := io.WriteString(w, b.String()[1:])
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
@@ -301,13 +305,7 @@ func (t *Table) WriteRows(w io.Writer, s *Sample) error {
 			b.WriteByte('\n')
 		}
 	}
-	var out strings.Builder
-	for _, line := range strings.SplitAfter(b.String(), "\n") {
-		if len(line) > 0 {
-			out.WriteString(line[1:])
-		}
-	}
-	_, err := io.WriteString(w, out.String())
+	_, err := io.WriteString(w, b.String())
 	return err
 }
 
