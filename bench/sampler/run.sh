@@ -1,8 +1,11 @@
 #!/bin/sh
 # Sampler cost against turbostat on the same emulated machines (issue #4
-# part 6). Needs root, hwpemu's FUSE emulation, strace, perf and the
-# kernel's turbostat (linux-cpupower) with the shims of
-# /work/shared/tools (see its README). Run from the repository root:
+# part 6). Needs root, hwpemu's FUSE emulation, strace, perf, cc and the
+# kernel's turbostat (linux-cpupower), which runs with the project's cpuid
+# shim as in emu/tools_test.go (docs/hwpemu.md, "The kernel's tools"):
+# emu/cpuidshim answers CPUID from the emulated /dev/cpu/0/cpuid and lets
+# setrlimit(RLIMIT_NOFILE) settle for the hard limit. Run from the
+# repository root:
 #
 #	bench/sampler/run.sh [SAMPLES]
 #
@@ -20,15 +23,17 @@
 #                        small SAMPLES: start-up varies by milliseconds)
 #
 # turbostat migrates itself to each CPU it reads, so it runs only on an
-# emulated machine no larger than this VM (2 CPUs): mtl-2cpu, a one-P-core
-# cut of mtl-165u generated below. hwpprobe also runs on mtl-165u (14
-# CPUs) and on spr-2s variants with 128 and 512 CPUs.
+# emulated machine no larger than this VM (2 CPUs), where those
+# sched_setaffinity calls are real and counted (emu/tools_test.go's
+# affinity shim, which turns them into no-ops, is not loaded): mtl-2cpu,
+# a one-P-core cut of mtl-165u generated below. hwpprobe also runs on
+# mtl-165u (14 CPUs) and on spr-2s variants with 128 and 512 CPUs.
 #
 # Last, both tools watch mtl-2cpu at the same time, with this VM's CPUs kept
 # busy so that the emulated load is steady, and the script prints their
 # PkgWatt, CorWatt and Bzy_MHz side by side. turbostat's Bzy_MHz is
-# base_hz x APERF/MPERF (CPUID 0x16 base 1700 MHz from the shim), the
-# emulated TSC also runs at 1700 MHz: both are TSC-free ratios.
+# base_hz x APERF/MPERF (CPUID 0x16 base 1700 MHz from the emulated cpuid
+# file), the emulated TSC also runs at 1700 MHz: both are TSC-free ratios.
 set -eu
 N=${1:-20}
 T=$(mktemp -d /tmp/hwpprobe-bench.XXXXXX)
@@ -38,8 +43,8 @@ ROOT=$(pwd)
 # Makefile).
 CGO_ENABLED=0 go build -o "$T/hwpprobe" ./cmd/hwpprobe
 CGO_ENABLED=0 go build -o "$T/hwpemu" ./cmd/hwpemu
-cc -shared -fPIC -O2 -o "$T/cpuid-shim.so" /work/shared/tools/cpuid-shim/cpuid-shim.c
-cc -shared -fPIC -O2 -o "$T/rlimit-shim.so" /work/shared/tools/rlimit-shim/rlimit-shim.c
+# turbostat's CPUID shim, built as cpuidshim.Build does.
+cc -shared -fPIC -O2 -Wall -Werror -o "$T/cpuidshim.so" emu/cpuidshim/csrc/cpuidshim.c
 
 # Machines: mtl-2cpu (1 P-core, 2 threads); spr-2s cut to 128 and 512 CPUs.
 sed -e 's/^name: mtl-165u/name: mtl-2cpu/' \
@@ -55,14 +60,14 @@ sed -e 's/^name: spr-2s/name: spr-512/' -e 's/^packages: 2/packages: 4/' -e 's/c
 # request and EPB, which turbostat cannot show).
 TS_COLS=Busy%,Bzy_MHz,TSC_MHz,CoreTmp,PkgTmp,PkgWatt,CorWatt
 HP_COLS=$TS_COLS,HWPmin,HWPmax,HWPdes,EPP,EPB
-SHIM_ENV="CPUID_SHIM=1=0xa06a4,-,-,-;6=0xf87,-,0x9,-;0x16=0x6a4,0x1324,0x64,0;0x15=1,17,100000000,0"
-SHIM_PRELOAD="$T/cpuid-shim.so $T/rlimit-shim.so"
+SHIM_ENV="HWPEMU_CPUID_DEV=/dev/cpu/0/cpuid HWPEMU_RLIMIT_NOFILE_CAP=1"
+SHIM_PRELOAD="$T/cpuidshim.so"
 
 # tool_cmd TOOL SAMPLES INTERVAL: the command line for one run.
 tool_cmd() {
 	case $1 in
 	hwpprobe) echo "$T/hwpprobe watch -i ${3}s -n $2 --show $HP_COLS" ;;
-	turbostat) echo "env '$SHIM_ENV' LD_PRELOAD='$SHIM_PRELOAD' turbostat --quiet --interval $3 --num_iterations $2 --show $TS_COLS" ;;
+	turbostat) echo "env $SHIM_ENV LD_PRELOAD='$SHIM_PRELOAD' turbostat --quiet --interval $3 --num_iterations $2 --show $TS_COLS" ;;
 	esac
 }
 
