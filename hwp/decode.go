@@ -306,14 +306,19 @@ func DecodeCPPCReq(v uint64) CPPCReq {
 // /sys/devices/system/cpu/cpuN/power/energy_perf_bias
 // (arch/x86/kernel/cpu/intel_epb.c, energy_perf_strings): 0 "performance",
 // 4 "balance-performance", 6 "normal", 8 "balance-power", 15 "power".
-// Other values have no name and give "".
-func EPBName(epb uint8) string {
+// Other values have no name and give "". On the models of EPBNormal the
+// kernel's "normal" is 7: use EPBNameFor there.
+func EPBName(epb uint8) string { return EPBNameFor(epb, EPBNormalDefault) }
+
+// EPBNameFor is EPBName for a CPU whose "normal" EPB value is normal (see
+// EPBNormal).
+func EPBNameFor(epb, normal uint8) string {
 	switch epb {
 	case 0:
 		return "performance"
 	case 4:
 		return "balance-performance"
-	case 6:
+	case normal:
 		return "normal"
 	case 8:
 		return "balance-power"
@@ -321,6 +326,28 @@ func EPBName(epb uint8) string {
 		return "power"
 	}
 	return ""
+}
+
+// EPB "normal" values (arch/x86/include/asm/msr-index.h:
+// ENERGY_PERF_BIAS_NORMAL and ENERGY_PERF_BIAS_NORMAL_POWERSAVE).
+const (
+	EPBNormalDefault   = 6
+	EPBNormalPowersave = 7
+)
+
+// EPBNormal returns the value the kernel writes for "normal" on a CPU
+// (intel_epb.c, intel_epb_normal[], since Linux 5.17: "x86: intel_epb:
+// Allow model specific normal EPB value"): 7 on Alder Lake-L (6:0x9A),
+// Alder Lake-N / Gracemont (6:0xBE) and Raptor Lake-P (6:0xBA), 6
+// elsewhere. The kernel also writes it at boot over a firmware EPB of 0.
+func EPBNormal(family, model uint32) uint8 {
+	if family == 6 {
+		switch model {
+		case 0x9A, 0xBE, 0xBA:
+			return EPBNormalPowersave
+		}
+	}
+	return EPBNormalDefault
 }
 
 // EPBTurbostatName returns the word turbostat prints for an EPB value

@@ -335,3 +335,28 @@ func TestTurboRatioLimit1Layout(t *testing.T) {
 		t.Error("AMD family 0x19 has no MSR_TURBO_RATIO_LIMIT1")
 	}
 }
+
+// TestEPBNormal: the kernel's "normal" is 7 on the models of
+// intel_epb.c's intel_epb_normal[] (ALDERLAKE_L 0x9A, ATOM_GRACEMONT 0xBE,
+// RAPTORLAKE_P 0xBA) and 6 elsewhere (Meteor Lake 0xAA is not listed).
+func TestEPBNormal(t *testing.T) {
+	tests := []struct {
+		family, model uint32
+		normal        uint8
+		name6, name7  string
+	}{
+		{6, 0x9A, 7, "", "normal"},
+		{6, 0xBE, 7, "", "normal"},
+		{6, 0xBA, 7, "", "normal"},
+		{6, 0xAA, 6, "normal", ""},
+		{6, 0x8F, 6, "normal", ""},
+		{0x19, 0x61, 6, "normal", ""},
+	}
+	for _, tt := range tests {
+		n := EPBNormal(tt.family, tt.model)
+		if n != tt.normal || EPBNameFor(6, n) != tt.name6 || EPBNameFor(7, n) != tt.name7 {
+			t.Errorf("%d:%#x: normal %d, names %q %q; want %d %q %q", tt.family, tt.model, n,
+				EPBNameFor(6, n), EPBNameFor(7, n), tt.normal, tt.name6, tt.name7)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/hwpprobe/hwpprobe/internal/cpudev"
@@ -118,7 +119,7 @@ func HasDriver(root string) bool {
 	if err != nil {
 		return true // cannot tell: suggest modprobe
 	}
-	release := string(rel[:len(rel)-1])
+	release := strings.TrimSpace(string(rel))
 	for _, name := range []string{"kernel/arch/x86/kernel/msr.ko", "kernel/arch/x86/kernel/msr.ko.xz", "kernel/arch/x86/kernel/msr.ko.zst"} {
 		if _, err := os.Stat(filepath.Join(root, "lib/modules", release, name)); err == nil {
 			return true

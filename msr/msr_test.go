@@ -109,3 +109,19 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// TestHasDriverEmptyRelease: an empty or newline-less osrelease must not
+// panic or cut the release name.
+func TestHasDriverEmptyRelease(t *testing.T) {
+	for _, rel := range []string{"", "6.18.0"} {
+		root := t.TempDir()
+		must(t, os.MkdirAll(filepath.Join(root, "proc/sys/kernel"), 0o755))
+		must(t, os.WriteFile(filepath.Join(root, "proc/sys/kernel/osrelease"), []byte(rel), 0o644))
+		mod := filepath.Join(root, "lib/modules/6.18.0/kernel/arch/x86/kernel")
+		must(t, os.MkdirAll(mod, 0o755))
+		must(t, os.WriteFile(filepath.Join(mod, "msr.ko"), nil, 0o644))
+		if got, want := HasDriver(root), rel != ""; got != want {
+			t.Errorf("osrelease %q: HasDriver = %v, want %v", rel, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"unsafe"
 
 	perf "github.com/hodgesds/perf-utils"
@@ -216,10 +217,8 @@ func (g *Group) Read(r *Reading) error {
 		v, id := le.Uint64(g.buf[off:]), le.Uint64(g.buf[off+8:])
 		i := k
 		if g.ids[i] != id { // the kernel lists siblings in opening order; check anyway
-			for i = range g.ids {
-				if g.ids[i] == id {
-					break
-				}
+			if i = slices.Index(g.ids, id); i < 0 {
+				return fmt.Errorf("read perf group on cpu%d: counter id %d is not one of the group's", g.cpu, id)
 			}
 		}
 		r.Values[i] = v

@@ -230,10 +230,14 @@ func decodeStatus(d *Decoded, _ Context) {
 		prefixNo(s.GuaranteedPerfChange, "No-"), prefixNo(s.ExcursionMin, "No-"))
 }
 
-func decodeEPB(d *Decoded, _ Context) {
+func decodeEPB(d *Decoded, ctx Context) {
 	e := hwp.DecodeEPB(d.Raw)
 	d.add("epb", uint64(e))
-	if n := hwp.EPBName(e); n != "" {
+	normal := uint8(hwp.EPBNormalDefault)
+	if sig, ok := ctx[CPUSignature]; ok {
+		normal = hwp.EPBNormal(FamilyModel(sig))
+	}
+	if n := hwp.EPBNameFor(e, normal); n != "" {
 		d.add("epb_name", n)
 	}
 	d.Summary = hwp.EPBTurbostatName(e)

@@ -501,7 +501,7 @@ func (b *builder) cpu(t topology.CPU) CPU {
 		if b.hasFlag("epb") {
 			if v, ok := b.reg(t.CPU, hwp.MSR_IA32_ENERGY_PERF_BIAS, "IA32_ENERGY_PERF_BIAS", u); ok {
 				e := hwp.DecodeEPB(v)
-				r.EPB = &EPB{Raw: Hex(v), Value: e, Name: hwp.EPBName(e)}
+				r.EPB = &EPB{Raw: Hex(v), Value: e, Name: hwp.EPBNameFor(e, hwp.EPBNormal(uint32(b.s.Machine.Family), uint32(b.s.Machine.Model)))}
 			}
 		}
 		if v, ok := b.reg(t.CPU, hwp.MSR_IA32_MISC_ENABLE, "IA32_MISC_ENABLE", u); ok {
