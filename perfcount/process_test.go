@@ -2,7 +2,6 @@ package perfcount_test
 
 import (
 	"errors"
-	"math"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -36,8 +35,9 @@ func runCounted(t *testing.T, argv ...string) ([]perfcount.ProcessCount, workloa
 // children's CPU time. The work is done by three child shells; the
 // parent only forks them. The kernel's rusage for the reaped tree
 // (utime+stime, adjusted to sum to the scheduler's runtime) measures the
-// same thing, so the two agree closely; the bound is loose for the exec
-// and the counter's start.
+// same thing. On a loaded 2-CPU VM the two were seen 25% apart (134 vs
+// 108 ms), so the bound is a factor of 2: what it must catch is a
+// counter without the children, which reads about 1 ms here.
 func TestProcessTaskClockCountsTree(t *testing.T) {
 	counts, res := runCounted(t, "sh", "-c",
 		`for n in 1 2 3; do sh -c 'i=0; while [ $i -lt 40000 ]; do i=$((i+1)); done'; done`)
@@ -46,8 +46,8 @@ func TestProcessTaskClockCountsTree(t *testing.T) {
 	}
 	tc := float64(counts[0].Value)
 	ru := float64(res.User + res.Sys)
-	if tc <= 0 || ru <= 0 || math.Abs(tc-ru) > 0.2*ru+2e6 {
-		t.Errorf("task-clock %.0f ns, rusage user+sys %.0f ns: want them within 20%%", tc, ru)
+	if tc <= 0 || ru <= 0 || tc < ru/2 || tc > 2*ru {
+		t.Errorf("task-clock %.0f ns, rusage user+sys %.0f ns: want them within a factor of 2", tc, ru)
 	}
 	t.Logf("task-clock %.0f ns, rusage %.0f ns", tc, ru)
 	if counts[0].Enabled == 0 || counts[0].Running == 0 {
