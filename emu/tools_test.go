@@ -162,3 +162,55 @@ x86_energy_perf_policy --cpu 0`)
 		t.Errorf("x86_energy_perf_policy printed:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestTurbostatAgreesWithWatch: turbostat and `hwpprobe watch` sample the
+// same emulated counters at the same time, and their TSC-free figures
+// agree within 1% (issue #4): the machine's Bzy_MHz (base x APERF/MPERF;
+// turbostat takes the base from CPUID 0x16, hwpprobe from
+// MSR_PLATFORM_INFO), PkgWatt and CorWatt (RAPL energy over the
+// interval). The load is fixed (--busy), so the two tools' intervals,
+// which start a few milliseconds apart, see the same power.
+func TestTurbostatAgreesWithWatch(t *testing.T) {
+	e := setupTools(t)
+	dir := t.TempDir()
+	probe, err := testbin.Build(dir, "../cmd/hwpprobe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, hp := filepath.Join(dir, "turbostat.out"), filepath.Join(dir, "watch.out")
+	e.run(t, "mtl-165u", "sh", "-c",
+		"turbostat --quiet --num_iterations 1 --interval 2 --show CPU,Bzy_MHz,PkgWatt,CorWatt >"+ts+" 2>&1 & "+
+			probe+" watch -i 2s -n 1 --show Bzy_MHz,PkgWatt,CorWatt >"+hp+" 2>&1; wait")
+	tsOut, err := os.ReadFile(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hpOut, err := os.ReadFile(hp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// turbostat: the summary row "-" has the machine's Bzy_MHz; package 0's
+	// watts print on its first CPU's row, "0".
+	tsSum := regexp.MustCompile(`(?m)^-\t(\d+)\t`).FindStringSubmatch(string(tsOut))
+	tsPkg := regexp.MustCompile(`(?m)^0\t\d+\t([\d.]+)\t([\d.]+)$`).FindStringSubmatch(string(tsOut))
+	// hwpprobe: the machine row has "-" in Type, Package, Core and CPU.
+	hpSum := regexp.MustCompile(`(?m)^\s+-\s+-\s+-\s+-\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s*$`).FindStringSubmatch(string(hpOut))
+	if tsSum == nil || tsPkg == nil || hpSum == nil {
+		t.Fatalf("unparsed output\nturbostat:\n%s\nhwpprobe watch:\n%s", tsOut, hpOut)
+	}
+	for _, c := range []struct {
+		name      string
+		turbostat string
+		hwpprobe  string
+	}{
+		{"Bzy_MHz", tsSum[1], hpSum[1]},
+		{"PkgWatt", tsPkg[1], hpSum[2]},
+		{"CorWatt", tsPkg[2], hpSum[3]},
+	} {
+		a, _ := strconv.ParseFloat(c.turbostat, 64)
+		b, _ := strconv.ParseFloat(c.hwpprobe, 64)
+		if a <= 0 || b < a*0.99 || b > a*1.01 {
+			t.Errorf("%s: turbostat %v, hwpprobe %v: want within 1%%\nturbostat:\n%s\nhwpprobe watch:\n%s", c.name, a, b, tsOut, hpOut)
+		}
+	}
+}
