@@ -3,6 +3,7 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"github.com/hwpprobe/hwpprobe/hwp"
 	"time"
 )
 
@@ -226,7 +227,7 @@ func (s *Sampler) cpu(c *CPU, i int, dt float64) {
 		c.IPC = Value{V: instr / cycles, Src: st.Instructions, Flags: inf}
 	}
 	if st.CoreTmp != SrcNone && bad&BadTherm == 0 {
-		c.CoreTmp = Value{V: st.TjMax[i] - float64(r.ThermStatus>>16&0x7f), Src: st.CoreTmp}
+		c.CoreTmp = Value{V: st.TjMax[i] - float64(hwp.DecodeThermStatus(r.ThermStatus).Readout), Src: st.CoreTmp}
 	}
 	if st.HWPRequest != SrcNone && r.Bad&BadHWP == 0 {
 		c.HWPRequest = reg(r.HWPRequest, p.HWPRequest, st.HWPRequest, p.Bad&BadHWP == 0)
@@ -274,7 +275,7 @@ func (s *Sampler) pkg(pk *Package, i int, dt float64) {
 		}
 	}
 	if st.PkgTmp != SrcNone && r.Bad&BadTherm == 0 {
-		pk.PkgTmp = Value{V: st.PkgTjMax[i] - float64(r.ThermStatus>>16&0x7f), Src: st.PkgTmp}
+		pk.PkgTmp = Value{V: st.PkgTjMax[i] - float64(hwp.DecodeThermStatus(r.ThermStatus).Readout), Src: st.PkgTmp}
 		pk.ThermStatus = reg(r.ThermStatus, p.ThermStatus, st.PkgTmp, p.Bad&BadTherm == 0)
 	}
 	if st.LimitReasons != SrcNone && r.Bad&BadLimit == 0 {

@@ -3,6 +3,7 @@ package sampler
 import (
 	"errors"
 	"fmt"
+	"github.com/hwpprobe/hwpprobe/hwp"
 	"io"
 	"strconv"
 	"strings"
@@ -38,30 +39,45 @@ func num(v Value, prec int) string {
 	return s
 }
 
-// Fields of the HWP request (Intel layout: min 7:0, max 15:8, desired
-// 23:16, EPP 31:24). AMD's MSR_AMD_CPPC_REQ has max at 7:0 and min at
-// 15:8 (design.md section 2); NewTable swaps the shifts for it.
-const (
-	shiftMin     = 0
-	shiftMax     = 8
-	shiftDesired = 16
-	shiftEPP     = 24
-)
+// A field reads one value out of a raw register with package hwp's
+// decoders.
+type field func(raw uint64) uint8
 
-// msrAMDCPPCReq is MSR_AMD_CPPC_REQ (hwp.MSR_AMD_CPPC_REQ).
-const msrAMDCPPCReq = 0xC00102B3
-
-func hwpField(shift uint) func(*CPU) string {
-	return func(c *CPU) string { return regField(c.HWPRequest, shift) }
+// requestFields returns the min, max, desired and EPP fields of the
+// request register reg: IA32_HWP_REQUEST, or MSR_AMD_CPPC_REQ, whose min
+// and max sit the other way round (design.md section 2).
+func requestFields(reg uint32) (min, max, des, epp field) {
+	if reg == hwp.MSR_AMD_CPPC_REQ {
+		return func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).Min },
+			func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).Max },
+			func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).Desired },
+			func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).EPP }
+	}
+	return func(v uint64) uint8 { return hwp.DecodeRequest(v).Min },
+		func(v uint64) uint8 { return hwp.DecodeRequest(v).Max },
+		func(v uint64) uint8 { return hwp.DecodeRequest(v).Desired },
+		func(v uint64) uint8 { return hwp.DecodeRequest(v).EPP }
 }
 
-func regField(r Reg, shift uint) string {
+// hwpColumns are the request's columns for register reg, in table order.
+func hwpColumns(reg uint32) []column {
+	min, max, des, epp := requestFields(reg)
+	col := func(name string, f field) column {
+		get := func(c *CPU) string { return regField(c.HWPRequest, f) }
+		return column{name: name, source: "HWP_REQUEST", cpu: get, sum: uniform(get)}
+	}
+	return []column{col("HWPmin", min), col("HWPmax", max), col("HWPdes", des), col("EPP", epp)}
+}
+
+func epbField(c *CPU) string { return regField(c.EPB, hwp.DecodeEPB) }
+
+func regField(r Reg, f field) string {
 	if r.Src == SrcNone {
 		return "-"
 	}
-	v := r.Raw >> shift & 0xff
-	s := strconv.FormatUint(v, 10)
-	if r.Changed && r.Prev>>shift&0xff != v {
+	v := f(r.Raw)
+	s := strconv.FormatUint(uint64(v), 10)
+	if r.Changed && f(r.Prev) != v {
 		s += "!"
 	}
 	return s
@@ -101,11 +117,11 @@ var columns = []column{
 	{name: "GFXWatt", source: "GFXWatt", pkg: func(p *Package) string { return num(p.GFXWatt, 2) }, sum: func(s *Summary, _ []CPU, _ []int) string { return num(s.GFXWatt, 2) }},
 	{name: "RAMWatt", source: "RAMWatt", pkg: func(p *Package) string { return num(p.RAMWatt, 2) }, sum: func(s *Summary, _ []CPU, _ []int) string { return num(s.RAMWatt, 2) }},
 	{name: "SysWatt", source: "SysWatt", pkg: func(p *Package) string { return num(p.SysWatt, 2) }, sum: func(s *Summary, _ []CPU, _ []int) string { return num(s.SysWatt, 2) }},
-	{name: "HWPmin", source: "HWP_REQUEST", cpu: hwpField(shiftMin), sum: uniform(hwpField(shiftMin))},
-	{name: "HWPmax", source: "HWP_REQUEST", cpu: hwpField(shiftMax), sum: uniform(hwpField(shiftMax))},
-	{name: "HWPdes", source: "HWP_REQUEST", cpu: hwpField(shiftDesired), sum: uniform(hwpField(shiftDesired))},
-	{name: "EPP", source: "HWP_REQUEST", cpu: hwpField(shiftEPP), sum: uniform(hwpField(shiftEPP))},
-	{name: "EPB", source: "EPB", cpu: func(c *CPU) string { return regField(c.EPB, 0) }, sum: uniform(func(c *CPU) string { return regField(c.EPB, 0) })},
+	// HWPmin, HWPmax, HWPdes and EPP come here: hwpColumns, which
+	// NewTable builds for the request register the sampler reads.
+	{name: "HWPmin", source: "HWP_REQUEST"}, {name: "HWPmax", source: "HWP_REQUEST"},
+	{name: "HWPdes", source: "HWP_REQUEST"}, {name: "EPP", source: "HWP_REQUEST"},
+	{name: "EPB", source: "EPB", cpu: epbField, sum: uniform(epbField)},
 	{name: "LimRsn", source: "LIMIT_REASONS", pkg: func(p *Package) string {
 		if p.LimitReasons.Src == SrcNone {
 			return "-"
@@ -181,12 +197,12 @@ func NewTable(st *Setup, names []string, perCPU bool) *Table {
 				continue
 			}
 			c := &columns[i]
-			if st.HWPRegister == msrAMDCPPCReq && (n == "HWPmin" || n == "HWPmax") {
-				shift := uint(shiftMax) // AMD: min at 15:8
-				if n == "HWPmax" {
-					shift = shiftMin // max at 7:0
+			if c.cpu == nil && c.pkg == nil { // a request column
+				for _, hc := range hwpColumns(st.HWPRegister) {
+					if hc.name == n {
+						c = &hc
+					}
 				}
-				c = &column{name: n, source: c.source, cpu: hwpField(shift), sum: uniform(hwpField(shift))}
 			}
 			t.cols = append(t.cols, c)
 		}
