@@ -7,8 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -18,7 +16,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/ebpf"
-	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/perfcount"
@@ -34,10 +32,6 @@ import (
 )
 
 func init() { subcommands = append(subcommands, newRecordCmd) }
-
-// defaultTraceMSRs are the registers whose kernel writes record keeps:
-// the HWP and CPPC requests, EPB, PERF_CTL and HWP enable/interrupt.
-const defaultTraceMSRs = "0x774,0x772,0x1b0,0x199,0x770,0x773,0xc00102b3,0xc00102b1"
 
 // minInterval bounds -i from below: shorter intervals measure the sampler.
 const minInterval = 10 * time.Millisecond
@@ -74,29 +68,9 @@ hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
 	f.DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "sampling interval")
 	f.StringVarP(&o.cpuSpec, "cpus", "C", "", "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
 	f.BoolVar(&o.force, "force", false, "overwrite FILE if it exists")
-	f.StringVar(&o.traceMSRs, "trace-msrs", defaultTraceMSRs, "MSRs whose kernel writes are traced (comma-separated)")
+	f.StringVar(&o.traceMSRs, "trace-msrs", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "MSRs whose kernel writes are traced: names or hex numbers, comma-separated (as trace --msr)")
 	f.BoolVar(&o.noTrace, "no-trace", false, "do not trace the kernel's MSR writes")
 	return cmd
-}
-
-// parseMSRList reads "0x774,0x1b0" into MSR numbers.
-func parseMSRList(s string) ([]uint32, error) {
-	var out []uint32
-	for _, f := range strings.Split(s, ",") {
-		f = strings.TrimSpace(f)
-		if f == "" {
-			continue
-		}
-		v, err := strconv.ParseUint(f, 0, 32)
-		if err != nil {
-			return nil, fmt.Errorf("--trace-msrs: %q is not an MSR number", f)
-		}
-		out = append(out, uint32(v))
-	}
-	if len(out) > ebpf.MaxMSRs {
-		return nil, fmt.Errorf("--trace-msrs: %d registers, at most %d", len(out), ebpf.MaxMSRs)
-	}
-	return out, nil
 }
 
 func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
@@ -109,8 +83,8 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	var msrs []uint32
 	if !o.noTrace {
 		var err error
-		if msrs, err = parseMSRList(o.traceMSRs); err != nil {
-			return cli.UsageError{Err: err}
+		if msrs, err = tracefmt.ParseMSRFilter(o.traceMSRs); err != nil {
+			return cli.Usagef("--trace-msrs: %w", err)
 		}
 	}
 	cred, err := workload.SudoCredential(os.Getenv)
@@ -159,10 +133,6 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 		Run:      recording.RunStart{Run: 1, Observed: recorder.Observed(fs, list), Command: argv},
 		Spec:     workload.Spec{Argv: argv, Cred: cred, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr},
 		Interval: o.interval, Counters: perfcount.ProcessEvents(), Signals: sigs, Warn: stderr,
-		HWPReg: hwp.MSR_IA32_HWP_REQUEST,
-	}
-	if host.Vendor == "AuthenticAMD" {
-		cfg.HWPReg = hwp.MSR_AMD_CPPC_REQ
 	}
 	if cfg.Spec.Dir, err = os.Getwd(); err != nil {
 		cfg.Spec.Dir = ""
@@ -175,6 +145,9 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 		w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "sampling disabled: " + err.Error()})
 	} else {
 		defer set.Close()
+		// The sources chose the request register they read (IA32_HWP_REQUEST
+		// or MSR_AMD_CPPC_REQ, whichever the CPU answers).
+		cfg.HWPReg = set.Setup().Info().HWPRegister
 		cfg.OpenSampler = func() (recorder.Sampler, *recording.Figures, error) {
 			s, err := sampler.New(set)
 			if err != nil {

@@ -110,11 +110,8 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 	msrs := tracefmt.DefaultMSRs
 	if cmd.Flags().Changed("msr") {
 		var err error
-		if msrs, err = tracefmt.ParseMSRs(f.msrs); err != nil {
-			return cli.UsageError{Err: err}
-		}
-		if len(msrs) > ebpf.MaxMSRs {
-			return cli.Usagef("--msr: %d registers, the in-kernel filter holds at most %d", len(msrs), ebpf.MaxMSRs)
+		if msrs, err = tracefmt.ParseMSRFilter(f.msrs); err != nil {
+			return cli.Usagef("--msr: %w", err)
 		}
 	}
 	var cpuList cpus.List

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/regs"
 )
@@ -55,4 +56,26 @@ func ParseMSRs(list string) ([]uint32, error) {
 		}
 	}
 	return out, nil
+}
+
+// ParseMSRFilter is ParseMSRs for the tracer's in-kernel filter: a list
+// longer than ebpf.MaxMSRs is an error wrapping ebpf.ErrTooManyMSRs.
+func ParseMSRFilter(list string) ([]uint32, error) {
+	msrs, err := ParseMSRs(list)
+	if err != nil {
+		return nil, err
+	}
+	if len(msrs) > ebpf.MaxMSRs {
+		return nil, fmt.Errorf("%d registers, the in-kernel filter holds at most %d: %w", len(msrs), ebpf.MaxMSRs, ebpf.ErrTooManyMSRs)
+	}
+	return msrs, nil
+}
+
+// FormatMSRs writes MSR numbers as ParseMSRs reads them: "0x774,0x1b0".
+func FormatMSRs(msrs []uint32) string {
+	parts := make([]string, len(msrs))
+	for i, m := range msrs {
+		parts[i] = fmt.Sprintf("%#x", m)
+	}
+	return strings.Join(parts, ",")
 }
