@@ -3,6 +3,7 @@ package emu
 import (
 	"encoding/binary"
 	"fmt"
+	"github.com/hwpprobe/hwpprobe/hwp"
 	"math/big"
 	"slices"
 	"strconv"
@@ -256,21 +257,20 @@ func (m *Machine) putCaches(root *vfs.Dir, dir string, c *cpu) {
 // a name from energy_perf_strings or a number (kstrtou64 base 0) up to 15;
 // bits 3:0 of IA32_ENERGY_PERF_BIAS are replaced.
 func (m *Machine) storeEPB(c *cpu, b []byte) error {
-	normal := m.desc.Driver.EPBNormal
+	normal := uint8(m.desc.Driver.EPBNormal)
 	if normal == 0 {
-		normal = 6
+		normal = hwp.EPBNormalDefault
 	}
-	names := map[string]uint64{"performance": 0, "balance-performance": 4, "normal": uint64(normal), "balance-power": 8, "power": 15}
 	s := strings.TrimSuffix(string(b), "\n") // sysfs_match_string ignores one trailing newline
-	val, ok := names[s]
+	val, ok := hwp.EPBValue(s, normal)
 	if !ok {
 		v, err := strconv.ParseUint(s, 0, 64)
 		if err != nil || v > 15 {
 			return syscall.EINVAL
 		}
-		val = v
+		val = uint8(v)
 	}
-	c.regs[msrEPB] = c.regs[msrEPB]&^0xf | val
+	c.regs[msrEPB] = c.regs[msrEPB]&^0xf | uint64(val)
 	return nil
 }
 

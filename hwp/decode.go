@@ -313,19 +313,35 @@ func EPBName(epb uint8) string { return EPBNameFor(epb, EPBNormalDefault) }
 // EPBNameFor is EPBName for a CPU whose "normal" EPB value is normal (see
 // EPBNormal).
 func EPBNameFor(epb, normal uint8) string {
-	switch epb {
-	case 0:
-		return "performance"
-	case 4:
-		return "balance-performance"
-	case normal:
-		return "normal"
-	case 8:
-		return "balance-power"
-	case 15:
-		return "power"
+	for _, e := range epbStrings(normal) {
+		if e.value == epb {
+			return e.name
+		}
 	}
 	return ""
+}
+
+// EPBValue is the reverse of EPBNameFor: the value the kernel writes for
+// a name written to energy_perf_bias (energy_perf_bias_store()).
+func EPBValue(name string, normal uint8) (uint8, bool) {
+	for _, e := range epbStrings(normal) {
+		if e.name == name {
+			return e.value, true
+		}
+	}
+	return 0, false
+}
+
+// epbStrings is intel_epb.c's energy_perf_strings[] with
+// energ_perf_values[], "normal" being normal.
+func epbStrings(normal uint8) [5]struct {
+	name  string
+	value uint8
+} {
+	return [5]struct {
+		name  string
+		value uint8
+	}{{"performance", 0}, {"balance-performance", 4}, {"normal", normal}, {"balance-power", 8}, {"power", 15}}
 }
 
 // EPB "normal" values (arch/x86/include/asm/msr-index.h:

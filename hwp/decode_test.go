@@ -360,3 +360,22 @@ func TestEPBNormal(t *testing.T) {
 		}
 	}
 }
+
+// TestEPBValue: every name energy_perf_bias accepts maps back to the value
+// EPBNameFor names (intel_epb.c energy_perf_strings[]/energ_perf_values[]).
+func TestEPBValue(t *testing.T) {
+	for _, normal := range []uint8{EPBNormalDefault, EPBNormalPowersave} {
+		for _, name := range []string{"performance", "balance-performance", "normal", "balance-power", "power"} {
+			v, ok := EPBValue(name, normal)
+			if !ok || EPBNameFor(v, normal) != name {
+				t.Errorf("normal %d: EPBValue(%q) = %d, %v; named back %q", normal, name, v, ok, EPBNameFor(v, normal))
+			}
+		}
+	}
+	if v, _ := EPBValue("normal", EPBNormalPowersave); v != 7 {
+		t.Errorf(`EPBValue("normal", 7) = %d`, v)
+	}
+	if _, ok := EPBValue("balanced", EPBNormalDefault); ok {
+		t.Error(`"balanced" (turbostat's word) accepted: the kernel does not`)
+	}
+}
