@@ -25,9 +25,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/recording/summary"
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/snapshot"
-	"github.com/hwpprobe/hwpprobe/source"
 	"github.com/hwpprobe/hwpprobe/sysfs"
-	"github.com/hwpprobe/hwpprobe/topology"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
 
@@ -93,14 +91,9 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	}
 	root := global.root
 	fs := sysfs.NewFS(root)
-	online, err := cpus.Online(root)
+	list, err := selectCPUs(root, o.cpuSpec)
 	if err != nil {
-		return fmt.Errorf("online CPUs: %w", err)
-	}
-	present, _ := cpus.Present(root)
-	list, err := cpus.Select(o.cpuSpec, online, present)
-	if err != nil {
-		return cli.UsageError{Err: err}
+		return err
 	}
 
 	// Catch the signals from now on: a Ctrl-C while setting up is
@@ -258,20 +251,6 @@ func createOutput(path string, force bool, cred *workload.Credential) (*os.File,
 		}
 	}
 	return f, nil
-}
-
-// openSources probes the figure sources for the selected CPUs (perf off
-// under emulation: it would count the real machine).
-func openSources(root string, fs sysfs.FS, list cpus.List) (*source.Set, error) {
-	id := cpuid.Open(root)
-	defer id.Close()
-	topo, err := topology.Detect(fs, id, list)
-	if err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
-	}
-	emulated := fs.Emulated()
-	return source.Open(source.Config{Root: root, CPUs: source.Placement(topo),
-		Perf: emulated == "", Emulated: emulated})
 }
 
 // snapshotFormat names the snapshot JSON stored in recordings: the schema

@@ -13,14 +13,10 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/hwpprobe/hwpprobe/cpuid"
-	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/source"
 	"github.com/hwpprobe/hwpprobe/sysfs"
-	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 func init() { subcommands = append(subcommands, newWatchCmd) }
@@ -86,26 +82,11 @@ type watchOptions struct {
 // package source's fallbacks (perf off under emulation).
 func openSampler(root, cpuSpec string) (*source.Set, *sampler.Sampler, error) {
 	fs := sysfs.NewFS(root)
-	online, err := cpus.Online(root)
+	list, err := selectCPUs(root, cpuSpec)
 	if err != nil {
-		return nil, nil, fmt.Errorf("online CPUs: %w", err)
+		return nil, nil, err
 	}
-	present, _ := cpus.Present(root)
-	list, err := cpus.Select(cpuSpec, online, present)
-	if err != nil {
-		return nil, nil, cli.UsageError{Err: err}
-	}
-	id := cpuid.Open(root)
-	defer id.Close()
-	topo, err := topology.Detect(fs, id, list)
-	if err != nil {
-		return nil, nil, fmt.Errorf("topology: %w", err)
-	}
-	emulated := fs.Emulated()
-	set, err := source.Open(source.Config{
-		Root: root, CPUs: source.Placement(topo), MSR: msr.Open(root),
-		Perf: emulated == "", Emulated: emulated,
-	})
+	set, err := openSources(root, fs, list)
 	if err != nil {
 		return nil, nil, err
 	}
