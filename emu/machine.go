@@ -13,6 +13,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"github.com/hwpprobe/hwpprobe/rapl"
 	"io"
 	"io/fs"
 	"math"
@@ -317,8 +318,7 @@ func (m *Machine) energyJoules(pkg int, dom string) float64 {
 // bits 12:8 of the unit register (SDM vol. 3B 15.10.1; the same layout in
 // AMD's MSR C001_0299).
 func (m *Machine) energyUnit() float64 {
-	u := m.msrs[msrKey{m.desc.RAPL.UnitMSR, ""}].Value
-	return 1 / float64(uint64(1)<<(u>>8&0x1f))
+	return rapl.DecodePowerUnit(m.msrs[msrKey{m.desc.RAPL.UnitMSR, ""}].Value).Energy
 }
 
 // onlineCPUs lists the online CPU numbers.

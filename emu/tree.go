@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/rapl"
 	"math/big"
 	"slices"
 	"strconv"
@@ -417,14 +418,11 @@ func (m *Machine) putConstraints(root *vfs.Dir, dir string, pkg int) {
 	units, _ := m.constMSR(c0, d.RAPL.UnitMSR)
 	info, _ := m.constMSR(c0, 0x614)
 	powerUnit := uint64(1000000) >> (units & 0xf)
-	timeUnit := uint64(1000000) >> (units >> 16 & 0xf)
-	for i, name := range []string{"long_term", "short_term"} {
-		f := lim >> (32 * i)
-		y, fr := f>>17&0x1f, f>>22&0x3
+	for i, c := range rapl.PowercapConstraints(lim, units) {
 		pre := fmt.Sprintf("%sconstraint_%d_", dir, i)
-		root.Put(pre+"name", vfs.Const(name))
-		root.Put(pre+"power_limit_uw", vfs.Const(itoa((f&0x7fff)*powerUnit)))
-		root.Put(pre+"time_window_us", vfs.Const(itoa((uint64(1)<<y)*(4+fr)*timeUnit/4)))
+		root.Put(pre+"name", vfs.Const(c.Name))
+		root.Put(pre+"power_limit_uw", vfs.Const(itoa(c.PowerLimitUW)))
+		root.Put(pre+"time_window_us", vfs.Const(itoa(c.TimeWindowUS)))
 		maxP := info & 0x7fff // thermal spec power for PL1
 		if i == 1 {
 			maxP = info >> 32 & 0x7fff // maximum power for PL2

@@ -149,3 +149,29 @@ func MayHaveWrappedAgain(elapsed time.Duration, u PowerUnit, maxPower float64) b
 	p := WrapPeriod(u, maxPower)
 	return p == 0 || elapsed >= p
 }
+
+// PowercapConstraint is one constraint of a powercap RAPL zone as the
+// kernel derives it from a power-limit register
+// (drivers/powercap/intel_rapl_common.c, rapl_unit_xlate() and
+// rapl_compute_time_window_core()): integer arithmetic on a power unit of
+// 1000000 >> PU µW and a time unit of 1000000 >> TU µs.
+type PowercapConstraint struct {
+	Name         string // constraint_N_name: long_term (PL1), short_term (PL2)
+	PowerLimitUW uint64 // constraint_N_power_limit_uw
+	TimeWindowUS uint64 // constraint_N_time_window_us: 2^Y x (4 + F) x time unit / 4
+}
+
+// PowercapConstraints returns the two constraints the kernel shows for
+// MSR_PKG_POWER_LIMIT limit under MSR_RAPL_POWER_UNIT units.
+func PowercapConstraints(limit, units uint64) [2]PowercapConstraint {
+	powerUnit := uint64(1000000) >> (units & 0xf)
+	timeUnit := uint64(1000000) >> (units >> 16 & 0xf)
+	var out [2]PowercapConstraint
+	for i, name := range []string{"long_term", "short_term"} {
+		f := limit >> (32 * i)
+		y, fr := f>>17&0x1f, f>>22&0x3
+		out[i] = PowercapConstraint{Name: name, PowerLimitUW: (f & 0x7fff) * powerUnit,
+			TimeWindowUS: (uint64(1) << y) * (4 + fr) * timeUnit / 4}
+	}
+	return out
+}

@@ -204,10 +204,11 @@ func (s *Set) probeRegisters() {
 	// set_temperature_target); without it turbostat assumes 100 °C.
 	tj := func(cpu int) (float64, bool) {
 		v, err := s.probeMSR(cpu, hwp.MSR_TEMPERATURE_TARGET)
-		if err != nil || v>>16&0xff == 0 {
+		tt := hwp.DecodeTemperatureTarget(v)
+		if err != nil || tt.TjMax == 0 {
 			return 100, false
 		}
-		return float64(v >> 16 & 0xff), true
+		return float64(tt.TjMax), true
 	}
 	if _, err := s.probeMSR(c0, hwp.MSR_IA32_THERM_STATUS); err == nil {
 		st.CoreTmp = sampler.SrcMSR
@@ -372,8 +373,8 @@ func (s *Set) msrCounters() bool {
 	}
 	// The TSC runs at the base frequency on parts with an invariant TSC:
 	// MSR_PLATFORM_INFO bits 15:8 (Maximum Non-Turbo Ratio) x 100 MHz.
-	if v, err := s.probeMSR(c0, hwp.MSR_PLATFORM_INFO); err == nil && v>>8&0xff != 0 {
-		s.tscHz = float64(v>>8&0xff) * 100e6
+	if v, err := s.probeMSR(c0, hwp.MSR_PLATFORM_INFO); err == nil && hwp.DecodePlatformInfo(v).MaxNonTurboRatio != 0 {
+		s.tscHz = float64(hwp.DecodePlatformInfo(v).MaxNonTurboRatio) * 100e6
 		st.TSC = sampler.SrcClock
 		s.note("TSC_MHz", "IA32_TIME_STAMP_COUNTER unreadable: TSC taken as the clock x %.0f MHz (MSR_PLATFORM_INFO base ratio)", s.tscHz/1e6)
 		return true
