@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"syscall"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
 )
 
 // amdCaps is MSR_AMD_CPPC_CAP1 (0xC00102B0): lowest 7:0, lowest
@@ -13,8 +15,9 @@ type amdCapsT struct{ highest, nominal, lowestNonlinear, lowest int }
 
 func (m *Machine) amdCaps(c *cpu) amdCapsT {
 	v, _ := m.constMSR(c, msrCPPCCap1)
-	return amdCapsT{highest: int(v >> 24 & 0xff), nominal: int(v >> 16 & 0xff),
-		lowestNonlinear: int(v >> 8 & 0xff), lowest: int(v & 0xff)}
+	d := hwp.DecodeCPPCCap1(v)
+	return amdCapsT{highest: int(d.Highest), nominal: int(d.Nominal),
+		lowestNonlinear: int(d.LowestNonlinear), lowest: int(d.Lowest)}
 }
 
 // amdPerfToFreq is perf_to_freq(): DIV_ROUND_UP(nominal_freq x perf,

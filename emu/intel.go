@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
 )
 
 // Registers the model reads or writes (Intel SDM vol. 4; AMD PPR).
@@ -58,10 +60,11 @@ type pstates struct {
 // rounded down to 100 MHz, min_freq = min ratio x 100 MHz, min_pstate
 // converted to HWP units.
 func (m *Machine) intelPstates(c *cpu) pstates {
-	caps, _ := m.constMSR(c, msrHWPCapabilities)
+	v, _ := m.constMSR(c, msrHWPCapabilities)
+	caps := hwp.DecodeCapabilities(v)
 	plat, _ := m.constMSR(c, msrPlatformInfo)
-	p := pstates{turbo: int(caps & 0xff), max: int(caps >> 8 & 0xff), scaling: c.ct.PerfKHz}
-	minRatio := int(plat >> 40 & 0xff)
+	p := pstates{turbo: int(caps.Highest), max: int(caps.Guaranteed), scaling: c.ct.PerfKHz}
+	minRatio := int(hwp.DecodePlatformInfo(plat).MaxEfficiencyRatio)
 	p.turboFreq = p.turbo * p.scaling / perfCtlScaling * perfCtlScaling
 	p.maxFreq = p.max * p.scaling / perfCtlScaling * perfCtlScaling
 	p.minFreq = minRatio * perfCtlScaling

@@ -13,7 +13,6 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/hwpprobe/hwpprobe/rapl"
 	"io"
 	"io/fs"
 	"math"
@@ -23,6 +22,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hwpprobe/hwpprobe/rapl"
 
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
 )

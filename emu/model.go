@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
 )
 
 // Errors handed to readers unchanged (the real drivers' answers).
@@ -244,28 +246,26 @@ func (m *Machine) operatingPoint(c *cpu) opPoint {
 func (m *Machine) deliveredMHz(c *cpu) (mhz, ref float64) {
 	switch m.desc.Driver.Name {
 	case "intel_pstate":
-		caps, _ := m.constMSR(c, msrHWPCapabilities)
-		highest, guar, eff, lowest := int(caps&0xff), int(caps>>8&0xff), int(caps>>16&0xff), int(caps>>24&0xff)
-		req := c.regs[msrHWPRequest]
-		perf := hwpTarget(req, lowest, eff, highest)
+		v, _ := m.constMSR(c, msrHWPCapabilities)
+		caps := hwp.DecodeCapabilities(v)
+		r := hwp.DecodeRequest(c.regs[msrHWPRequest])
+		perf := hwpTarget(r.Min, r.Max, r.Desired, r.EPP, int(caps.Lowest), int(caps.MostEfficient), int(caps.Highest))
 		k := float64(c.ct.PerfKHz) / 1000
-		return float64(perf) * k, float64(guar) * k
+		return float64(perf) * k, float64(caps.Guaranteed) * k
 	case "amd-pstate-epp":
 		cp := m.amdCaps(c)
-		req := c.regs[msrCPPCReq]
-		// CPPC_REQ: max 7:0, min 15:8, desired 23:16, EPP 31:24.
-		r := req&0xff<<8 | req>>8&0xff | req&0xffff_0000
-		perf := hwpTarget(r, cp.lowest, cp.lowestNonlinear, cp.highest)
+		r := hwp.DecodeCPPCReq(c.regs[msrCPPCReq])
+		perf := hwpTarget(r.Min, r.Max, r.Desired, r.EPP, cp.lowest, cp.lowestNonlinear, cp.highest)
 		k := float64(c.ct.NominalMHz) / float64(cp.nominal)
 		return float64(perf) * k, float64(c.ct.NominalMHz)
 	}
 	return float64(m.desc.TSCMHz), float64(m.desc.TSCMHz)
 }
 
-// hwpTarget applies the frequency model to an Intel-layout request
-// (min 7:0, max 15:8, desired 23:16, EPP 31:24).
-func hwpTarget(req uint64, lowest, efficient, highest int) int {
-	minP, maxP, des, epp := int(req&0xff), int(req>>8&0xff), int(req>>16&0xff), int(req>>24&0xff)
+// hwpTarget applies the frequency model to a request's min, max, desired
+// and EPP (HWP_REQUEST or CPPC_REQ fields).
+func hwpTarget(minReq, maxReq, desReq, eppReq uint8, lowest, efficient, highest int) int {
+	minP, maxP, des, epp := int(minReq), int(maxReq), int(desReq), int(eppReq)
 	lo := max(minP, lowest)
 	hi := min(maxP, highest)
 	if hi < lo {

@@ -3,13 +3,14 @@ package emu
 import (
 	"encoding/binary"
 	"fmt"
-	"github.com/hwpprobe/hwpprobe/hwp"
-	"github.com/hwpprobe/hwpprobe/rapl"
 	"math/big"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/rapl"
 
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
