@@ -236,9 +236,9 @@ func runChild(argv []string) (int, error) {
 }
 
 // closeOnExec marks every descriptor above stderr close-on-exec, so CMD
-// inherits only its standard streams. go-fuse opens /dev/fuse without
-// O_CLOEXEC; a CMD holding it keeps the FUSE connection alive after
-// hwpemu is gone, and its readers then wait for ever.
+// inherits only its standard streams, as sudo's closefrom does: nothing
+// of hwpemu's (fusefs already keeps /dev/fuse from children) nor what its
+// own caller leaked to it.
 func closeOnExec() error {
 	ents, err := os.ReadDir("/proc/self/fd")
 	if err != nil {

@@ -27,12 +27,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
+	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
 )
@@ -89,7 +92,35 @@ func Mount(dir string, root *vfs.Dir, opt Options) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("fusefs: mount at %s: %w", dir, err)
 	}
+	if err := closeFUSEOnExec(); err != nil {
+		srv.Unmount()
+		return nil, fmt.Errorf("fusefs: %w", err)
+	}
 	return &Server{srv: srv, dir: dir}, nil
+}
+
+// closeFUSEOnExec marks this process's /dev/fuse descriptors
+// close-on-exec. go-fuse opens /dev/fuse without O_CLOEXEC, so every
+// program the caller starts would hold the connection: after the server
+// is gone, that keeps the mount's readers waiting for ever.
+func closeFUSEOnExec() error {
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return fmt.Errorf("list open descriptors: %w", err)
+	}
+	for _, e := range ents {
+		fd, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err != nil || target != "/dev/fuse" {
+			continue
+		}
+		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+			return fmt.Errorf("set close-on-exec on /dev/fuse descriptor %d: %w", fd, err)
+		}
+	}
+	return nil
 }
 
 // Dir returns the mount point.

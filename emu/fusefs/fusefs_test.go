@@ -337,3 +337,17 @@ func benchTree() *vfs.Dir {
 	}})
 	return root
 }
+
+// TestChildrenDoNotInheritFUSE: programs started after Mount must not hold
+// /dev/fuse (go-fuse opens it without O_CLOEXEC); one that did would keep
+// a dead server's connection, and readers of the mount would wait for ever.
+func TestChildrenDoNotInheritFUSE(t *testing.T) {
+	mountTest(t, testTree(t))
+	out, err := exec.Command("ls", "-l", "/proc/self/fd").CombinedOutput()
+	if err != nil {
+		t.Fatalf("ls: %v\n%s", err, out)
+	}
+	if strings.Contains(string(out), "/dev/fuse") {
+		t.Errorf("a child inherited /dev/fuse:\n%s", out)
+	}
+}
