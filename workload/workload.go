@@ -212,6 +212,15 @@ func ExitStatus(startErr error) int {
 	return ExitNotExecutable
 }
 
+// ShellStatus is the shell's $? for a process that ended with ws: its
+// exit status, or 128+N when signal N killed it.
+func ShellStatus(ws syscall.WaitStatus) int {
+	if ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ws.ExitStatus()
+}
+
 // Pid returns the command's process id, which is also its process group.
 func (p *Process) Pid() int { return p.cmd.Process.Pid }
 
@@ -257,13 +266,10 @@ func (p *Process) Wait(sigs <-chan os.Signal) Result {
 				return res
 			}
 			ws := st.Sys().(syscall.WaitStatus)
-			switch {
-			case ws.Signaled():
+			if ws.Signaled() {
 				res.Signal = ws.Signal()
-				res.ExitCode = 128 + int(res.Signal)
-			default:
-				res.ExitCode = ws.ExitStatus()
 			}
+			res.ExitCode = ShellStatus(ws)
 			res.User, res.Sys = st.UserTime(), st.SystemTime()
 			if ru, ok := st.SysUsage().(*syscall.Rusage); ok {
 				res.MaxRSSKiB = ru.Maxrss // kilobytes on Linux (getrusage(2))

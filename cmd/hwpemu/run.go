@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/hwpprobe/hwpprobe/workload"
+
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
@@ -225,12 +227,8 @@ func runChild(argv []string) (int, error) {
 	}()
 	err := c.Wait()
 	close(done)
-	ws, ok := c.ProcessState.Sys().(syscall.WaitStatus)
-	switch {
-	case ok && ws.Signaled():
-		return 128 + int(ws.Signal()), nil
-	case ok:
-		return ws.ExitStatus(), nil
+	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok {
+		return workload.ShellStatus(ws), nil
 	}
 	return exitError, err
 }
