@@ -9,12 +9,14 @@ require (
 	github.com/hodgesds/perf-utils v0.7.0
 	github.com/klauspost/compress v1.20.4
 	github.com/spf13/cobra v1.10.2
+	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
 	golang.org/x/sys v0.50.0
 	gopkg.in/yaml.v3 v3.0.1
 )
 
 require (
 	github.com/BurntSushi/toml v1.6.0 // indirect
+	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794 // indirect
 	github.com/inconshreveable/mousetrap v1.1.0 // indirect
 	github.com/spf13/pflag v1.0.10 // indirect
 	go.uber.org/atomic v1.7.0 // indirect
@@ -28,5 +30,6 @@ require (
 
 tool (
 	github.com/cilium/ebpf/cmd/bpf2go
+	golang.org/x/perf/cmd/benchstat
 	honnef.co/go/tools/cmd/staticcheck
 )
