@@ -1,0 +1,37 @@
+package profile
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// FuzzParse: Parse never panics; an error is one line wrapping ErrSyntax;
+// a profile's canonical form parses back to the same profile. A "@FILE"
+// input reads the rest of the input after the first newline as the file.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"performance", "powersave:epp=performance", "governor=powersave,epp=128,epb=normal@0-3",
+		"scaling_max_freq=2.4GHz@1,scaling_min_freq=800MHz", "tuned:balanced", "ppd:performance", "current",
+		"@p.toml\ngovernor = \"powersave\"\n[cpus.\"1-2\"]\nepp = 3\n", "@p.yaml\nepb: 4\ncpus: {\"0\": {epp: power}}\n",
+		"no_turbo=1,min_perf_pct=50,max_perf_pct=100,boost=0"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		spec, file, _ := strings.Cut(in, "\n")
+		read := func(string) ([]byte, error) { return []byte(file), nil }
+		p, err := ParseWith(spec, read)
+		if err != nil {
+			if !errors.Is(err, ErrSyntax) || strings.Contains(err.Error(), "\n") {
+				t.Fatalf("ParseWith(%q): %q", spec, err)
+			}
+			return
+		}
+		q, err := ParseWith(p.String(), read)
+		if err != nil {
+			t.Fatalf("canonical %q of %q: %v", p.String(), spec, err)
+		}
+		if q.String() != p.String() || q.Kind != p.Kind {
+			t.Fatalf("canonical %q of %q parses to %q", p.String(), spec, q.String())
+		}
+	})
+}
