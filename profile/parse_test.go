@@ -120,8 +120,8 @@ func TestParseErrors(t *testing.T) {
 
 func TestParseFile(t *testing.T) {
 	files := map[string]string{
-		"a.toml": "governor = \"powersave\"\nepp = \"performance\"\nepb = 0\nno_turbo = false\n[cpus.\"4-11\"]\nepp = \"power\"\n",
-		"a.yaml": "governor: powersave\nepp: performance\nepb: 0\nno_turbo: 0\ncpus:\n  4-11:\n    epp: power\n",
+		"a.toml":    "governor = \"powersave\"\nepp = \"performance\"\nepb = 0\nno_turbo = false\n[cpus.\"4-11\"]\nepp = \"power\"\n",
+		"a.yaml":    "governor: powersave\nepp: performance\nepb: 0\nno_turbo: 0\ncpus:\n  4-11:\n    epp: power\n",
 		"bad.toml":  "governor = \n",
 		"bad.yaml":  "governor: [powersave\n",
 		"key.yaml":  "governour: powersave\n",
