@@ -82,7 +82,10 @@ var EPBNames = []string{"performance", "balance-performance", "normal", "balance
 // PPDProfiles are power-profiles-daemon's profiles.
 var PPDProfiles = []string{"power-saver", "balanced", "performance"}
 
-// Setting is one key=value, for every CPU (CPUs nil) or a subset.
+// Setting is one key=value, for every CPU (CPUs nil) or a subset. In a
+// spec the subset is @CPULIST with "+" between ranges (epp=power@0-3+8),
+// since the comma separates settings; a profile file takes the usual
+// "0-3,8".
 type Setting struct {
 	Key Key
 	// Value is normalised: a governor or EPP/EPB name as written, numbers
@@ -91,11 +94,13 @@ type Setting struct {
 	CPUs  cpus.List
 }
 
+// String is key=value, or key=value@CPULIST with the list's commas
+// written as "+" (the spec's own separator is the comma).
 func (s Setting) String() string {
 	if s.CPUs == nil {
 		return string(s.Key) + "=" + s.Value
 	}
-	return string(s.Key) + "=" + s.Value + "@" + s.CPUs.String()
+	return string(s.Key) + "=" + s.Value + "@" + strings.ReplaceAll(s.CPUs.String(), ",", "+")
 }
 
 // Profile is a parsed profile.
@@ -278,8 +283,8 @@ func check(r rawSetting) (Setting, error) {
 		if k.Global() {
 			return Setting{}, fmt.Errorf("%s=%s@%s: %s is one setting for the whole machine, it takes no @CPULIST", r.key, r.value, r.cpus, k)
 		}
-		l, err := cpus.Parse(r.cpus)
-		if err != nil || len(l) == 0 {
+		l, err := cpus.Parse(strings.ReplaceAll(r.cpus, "+", ","))
+		if err != nil || len(l) == 0 || strings.ContainsAny(r.cpus, " \t\n") {
 			return Setting{}, fmt.Errorf("%s=%s@%s: bad CPU list %q", r.key, r.value, r.cpus, r.cpus)
 		}
 		s.CPUs = l

@@ -30,6 +30,7 @@ func TestParse(t *testing.T) {
 		{"scaling_max_freq=2.4GHz,scaling_min_freq=800MHz", "scaling_min_freq=800000,scaling_max_freq=2400000", Sysfs},
 		{"scaling_max_freq=1500000", "scaling_max_freq=1500000", Sysfs},
 		{"scaling_max_freq=1500000kHz@0-3", "scaling_max_freq=1500000@0-3", Sysfs},
+		{"epp=power@8+0-3", "epp=power@0-3+8", Sysfs},
 		{"energy_performance_preference=power,energy_perf_bias=15,scaling_governor=powersave", "governor=powersave,epp=power,epb=15", Sysfs},
 		{"tuned:throughput-performance", "tuned:throughput-performance", Tuned},
 		{"ppd:power-saver", "ppd:power-saver", PPD},
