@@ -1,0 +1,408 @@
+package analysis
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+
+	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/recording/summary"
+)
+
+// Errors of Analyze.
+var (
+	// ErrNotExperiment: one file was given and it is not a diff
+	// experiment with two sides.
+	ErrNotExperiment = errors.New("not an experiment")
+	// ErrTooFewRuns: a side has no complete, successful run.
+	ErrTooFewRuns = errors.New("a side has no complete run")
+)
+
+// Source is one recording given to Analyze, with the name it came from.
+type Source struct {
+	Name string
+	Rec  *recording.Recording
+}
+
+// RunResult is one run as the analysis sees it.
+type RunResult struct {
+	Side     string  `json:"side"`
+	Run      int     `json:"run"`   // run id in its file
+	Order    int     `json:"order"` // position among the measured runs, from 0
+	Source   string  `json:"source"`
+	Warmup   bool    `json:"warmup,omitempty"`
+	Seconds  float64 `json:"seconds"`
+	ExitCode int     `json:"exit_code"`
+	Joules   float64 `json:"joules"`   // package energy; NaN when not measured
+	PkgWatts float64 `json:"pkg_watt"` // mean package power; NaN when not measured
+	// Excluded says why the run is left out of the statistics; "" when
+	// it is counted.
+	Excluded     string        `json:"excluded,omitempty"`
+	Disturbances []Disturbance `json:"disturbances,omitempty"`
+	summary      summary.Summary
+	evidence     runEvidence
+}
+
+// Counted reports whether the run is in the statistics.
+func (r RunResult) Counted() bool { return r.Excluded == "" }
+
+// CoreType is a side's evidence for one core type.
+type CoreType struct {
+	Type    string   `json:"type"`
+	CPUs    int      `json:"cpus"`
+	Held    Fields   `json:"held"`    // request fields and EPB the sampled registers held
+	Written []Writer `json:"written"` // what each process's traced writes set
+	AvgMHz  float64  `json:"avg_mhz"` // medians over the counted runs
+	BzyMHz  float64  `json:"bzy_mhz"`
+	BusyPct float64  `json:"busy_pct"`
+	IPC     float64  `json:"ipc"`
+	CoreTmp float64  `json:"core_tmp_max"` // median of the runs' maxima, °C
+}
+
+// SideResult is one side.
+type SideResult struct {
+	Label     string              `json:"label"`
+	Settings  []recording.Setting `json:"settings,omitempty"`
+	Counted   int                 `json:"counted_runs"`
+	CoreTypes []CoreType          `json:"core_types"`
+	PkgTmp    float64             `json:"pkg_tmp_max"` // median of the runs' maxima, °C
+	// LimitShares is the share of samples with each limit reason active
+	// (MSR_CORE_PERF_LIMIT_REASONS); empty when not sampled.
+	LimitShares map[string]float64 `json:"limit_shares,omitempty"`
+	// Excursions is the share of samples with HWP_STATUS's excursion to
+	// minimum; NaN when HWP_STATUS was not sampled.
+	Excursions float64 `json:"hwp_excursions"`
+}
+
+// Figure compares one figure between the sides.
+type Figure struct {
+	Name       string     `json:"name"` // "time", "energy", "pkg_watt", "bzy_mhz P", ...
+	Unit       string     `json:"unit"`
+	Comparison Comparison `json:"comparison"`
+}
+
+// Result is an experiment analysed.
+type Result struct {
+	Meta     recording.Meta `json:"-"`
+	Sources  []string       `json:"sources"`
+	Options  Options        `json:"-"`
+	Sides    [2]SideResult  `json:"sides"`
+	Runs     []RunResult    `json:"runs"`
+	Time     Figure         `json:"time"`
+	Figures  []Figure       `json:"figures"`
+	Differs  []Difference   `json:"differs"`
+	Drift    Drift          `json:"drift"`
+	Warnings []string       `json:"warnings"`
+	// Missing says what the files lack: runs cut short, a truncated file.
+	Missing []string `json:"missing,omitempty"`
+}
+
+// Analyze analyses one experiment file (Kind "diff", two sides) or two
+// recordings, each the runs of one side. keepDisturbed counts disturbed
+// runs.
+func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
+	if err := o.Check(); err != nil {
+		return nil, err
+	}
+	o = Options{Alpha: o.alpha(), Confidence: o.confidence()}
+	res := &Result{Meta: srcs[0].Rec.Meta, Options: o}
+	if err := res.collectRuns(srcs); err != nil {
+		return nil, err
+	}
+	res.exclude(keepDisturbed)
+	var err error
+	if res.Time, err = res.figure("time", "s", func(r RunResult) float64 { return r.Seconds }); err != nil {
+		return nil, err
+	}
+	res.compareFigures()
+	for i := range res.Sides {
+		res.Sides[i] = res.side(res.Sides[i])
+	}
+	res.warn()
+	res.Differs = differences(res)
+	return res, nil
+}
+
+// collectRuns takes the runs of the sources and assigns their sides.
+func (res *Result) collectRuns(srcs []Source) error {
+	switch len(srcs) {
+	case 1:
+		m := srcs[0].Rec.Meta
+		if m.Kind != "diff" || len(m.Sides) != 2 {
+			return fmt.Errorf("%w: %s is a %q recording with %d sides; give an experiment from hwpprobe diff, or two recordings",
+				ErrNotExperiment, srcs[0].Name, m.Kind, len(m.Sides))
+		}
+		for i, s := range m.Sides {
+			res.Sides[i] = SideResult{Label: s.Label, Settings: s.Settings}
+		}
+	case 2:
+		for i, s := range srcs {
+			res.Sides[i] = SideResult{Label: string(rune('A'+i)) + " (" + s.Name + ")"}
+		}
+	default:
+		return fmt.Errorf("%w: %d recordings given; give one experiment or two recordings", ErrNotExperiment, len(srcs))
+	}
+	for i, s := range srcs {
+		res.Sources = append(res.Sources, s.Name)
+		if s.Rec.Problem != nil {
+			res.Missing = append(res.Missing, fmt.Sprintf("%s: %v; the complete runs before it are analysed", s.Name, s.Rec.Problem))
+		} else if s.Rec.End == nil {
+			res.Missing = append(res.Missing, s.Name+": the file has no end record (the writer stopped)")
+		}
+		for _, run := range s.Rec.Runs {
+			side := res.Sides[i].Label
+			if len(srcs) == 1 {
+				side = run.Start.Side
+			}
+			res.Runs = append(res.Runs, newRunResult(s, run, side))
+		}
+	}
+	order := 0
+	for i := range res.Runs {
+		if !res.Runs[i].Warmup {
+			res.Runs[i].Order = order
+			order++
+		}
+	}
+	return nil
+}
+
+func newRunResult(s Source, run *recording.Run, side string) RunResult {
+	sum := summary.Summarize(s.Rec, run)
+	r := RunResult{Side: side, Run: run.Start.Run, Source: s.Name, Warmup: run.Start.Warmup,
+		Seconds: sum.Duration.Seconds(), Joules: math.NaN(), PkgWatts: math.NaN(), summary: sum,
+		evidence: evidenceOf(run, s.Rec.Meta.Host)}
+	if run.End != nil {
+		r.ExitCode = run.End.ExitCode
+	}
+	if n := len(sum.Rows); n > 0 && sum.Rows[n-1].Type == "all" {
+		if j := sum.Rows[n-1].Joule("PkgWatt"); j.Valid() {
+			r.Joules = float64(j)
+			r.PkgWatts = float64(sum.Rows[n-1].Watt("PkgWatt"))
+		}
+	}
+	r.Disturbances = r.evidence.disturbance
+	return r
+}
+
+// exclude marks the runs left out of the statistics.
+func (res *Result) exclude(keepDisturbed bool) {
+	for i := range res.Runs {
+		r := &res.Runs[i]
+		switch {
+		case r.Warmup:
+			r.Excluded = "warm-up"
+		case r.summary.End == nil:
+			r.Excluded = "cut short (no run-end record)"
+			res.Missing = append(res.Missing, fmt.Sprintf("run %d (%s) of %s was cut short", r.Run, r.Side, r.Source))
+		case r.summary.End.Interrupted:
+			r.Excluded = "interrupted"
+		case r.ExitCode != 0:
+			r.Excluded = fmt.Sprintf("the command failed (status %d)", r.ExitCode)
+		case len(r.Disturbances) > 0 && !keepDisturbed:
+			r.Excluded = fmt.Sprintf("disturbed: %s", r.Disturbances[0])
+		}
+	}
+}
+
+// values returns the counted runs' values of a side, in run order.
+func (res *Result) values(side string, f func(RunResult) float64) []float64 {
+	var out []float64
+	for _, r := range res.Runs {
+		if r.Side == side && r.Counted() {
+			if v := f(r); !math.IsNaN(v) && !math.IsInf(v, 0) {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+func (res *Result) figure(name, unit string, f func(RunResult) float64) (Figure, error) {
+	a, b := res.values(res.Sides[0].Label, f), res.values(res.Sides[1].Label, f)
+	if len(a) == 0 || len(b) == 0 {
+		return Figure{}, fmt.Errorf("%w: %s has %d, %s has %d counted runs with %s",
+			ErrTooFewRuns, res.Sides[0].Label, len(a), res.Sides[1].Label, len(b), name)
+	}
+	c, err := Compare(a, b, res.Options)
+	return Figure{Name: name, Unit: unit, Comparison: c}, err
+}
+
+// compareFigures compares energy, power and delivered frequency per core
+// type, where both sides measured them.
+func (res *Result) compareFigures() {
+	add := func(name, unit string, f func(RunResult) float64) {
+		if fig, err := res.figure(name, unit, f); err == nil {
+			res.Figures = append(res.Figures, fig)
+		}
+	}
+	add("energy", "J", func(r RunResult) float64 { return r.Joules })
+	add("pkg_watt", "W", func(r RunResult) float64 { return r.PkgWatts })
+	for _, t := range res.coreTypes() {
+		add("bzy_mhz "+t, "MHz", rowValue(t, func(r summary.Row) recording.Value { return r.BzyMHz }))
+		add("avg_mhz "+t, "MHz", rowValue(t, func(r summary.Row) recording.Value { return r.AvgMHz }))
+	}
+}
+
+func rowValue(t string, f func(summary.Row) recording.Value) func(RunResult) float64 {
+	return func(r RunResult) float64 {
+		for _, row := range r.summary.Rows {
+			if row.Type == t && f(row).Valid() {
+				return float64(f(row))
+			}
+		}
+		return math.NaN()
+	}
+}
+
+// coreTypes lists the summary rows' types in the order recorded.
+func (res *Result) coreTypes() []string {
+	var out []string
+	for _, r := range res.Runs {
+		for _, row := range r.summary.Rows {
+			if !slices.Contains(out, row.Type) {
+				out = append(out, row.Type)
+			}
+		}
+	}
+	return out
+}
+
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return math.NaN()
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return median(v)
+}
+
+// side condenses a side's counted runs (or all its runs when none is
+// counted) into its evidence.
+func (res *Result) side(s SideResult) SideResult {
+	runs := res.sideRuns(s.Label)
+	s.Counted = len(runs)
+	held, written, writes := map[string]fieldCounter{}, map[string]map[string]fieldCounter{}, map[string]map[string]int{}
+	limits, limitN, exc, statusN := map[string]int{}, 0, 0, 0
+	for _, r := range runs {
+		mergeCounters(held, r.evidence.held)
+		for t, byComm := range r.evidence.written {
+			if written[t] == nil {
+				written[t], writes[t] = map[string]fieldCounter{}, map[string]int{}
+			}
+			mergeCounters(written[t], byComm)
+			for c, n := range r.evidence.writes[t] {
+				writes[t][c] += n
+			}
+		}
+		for k, n := range r.evidence.limits {
+			limits[k] += n
+		}
+		limitN, exc, statusN = limitN+r.evidence.limitN, exc+r.evidence.excursions, statusN+r.evidence.statusN
+	}
+	s.Excursions = math.NaN()
+	if statusN > 0 {
+		s.Excursions = float64(exc) / float64(statusN)
+	}
+	if limitN > 0 {
+		s.LimitShares = map[string]float64{}
+		for k, n := range limits {
+			s.LimitShares[k] = float64(n) / float64(limitN)
+		}
+	}
+	var pkgTmp []float64
+	for _, t := range res.coreTypes() {
+		ct := CoreType{Type: t, Held: fieldsOf(held[t])}
+		var avg, bzy, busy, ipc, tmp []float64
+		for _, r := range runs {
+			for _, row := range r.summary.Rows {
+				if row.Type != t {
+					continue
+				}
+				ct.CPUs = row.CPUs
+				avg, bzy, busy = appendValid(avg, row.AvgMHz), appendValid(bzy, row.BzyMHz), appendValid(busy, row.BusyPct)
+				ipc, tmp = appendValid(ipc, row.IPC), appendValid(tmp, row.CoreTmp)
+				if t == "all" {
+					pkgTmp = appendValid(pkgTmp, row.PkgTmp)
+				}
+			}
+		}
+		ct.AvgMHz, ct.BzyMHz, ct.BusyPct, ct.IPC, ct.CoreTmp = medianOf(avg), medianOf(bzy), medianOf(busy), medianOf(ipc), medianOf(tmp)
+		for _, comm := range slices.Sorted(maps.Keys(written[t])) {
+			ct.Written = append(ct.Written, Writer{Comm: comm, Writes: writes[t][comm], Fields: written[t][comm].fields()})
+		}
+		slices.SortStableFunc(ct.Written, func(a, b Writer) int { return cmp.Compare(b.Writes, a.Writes) })
+		s.CoreTypes = append(s.CoreTypes, ct)
+	}
+	s.PkgTmp = medianOf(pkgTmp)
+	return s
+}
+
+func (res *Result) sideRuns(label string) []RunResult {
+	var counted, all []RunResult
+	for _, r := range res.Runs {
+		if r.Side != label || r.Warmup {
+			continue
+		}
+		all = append(all, r)
+		if r.Counted() {
+			counted = append(counted, r)
+		}
+	}
+	if len(counted) == 0 {
+		return all
+	}
+	return counted
+}
+
+func fieldsOf(fc fieldCounter) Fields {
+	if fc == nil {
+		return Fields{}
+	}
+	return fc.fields()
+}
+
+func mergeCounters[K comparable](dst, src map[K]fieldCounter) {
+	for k, fc := range src {
+		if dst[k] == nil {
+			dst[k] = fieldCounter{}
+		}
+		for f, m := range fc {
+			if dst[k][f] == nil {
+				dst[k][f] = map[uint64]int{}
+			}
+			for v, n := range m {
+				dst[k][f][v] += n
+			}
+		}
+	}
+}
+
+func appendValid(dst []float64, v recording.Value) []float64 {
+	if v.Valid() {
+		return append(dst, float64(v))
+	}
+	return dst
+}
+
+// warn gathers the warnings: per side, the comparison's, drift, excluded
+// runs.
+func (res *Result) warn() {
+	var runs []Run
+	for _, s := range res.Sides {
+		res.Warnings = append(res.Warnings, SideWarnings(s.Label, res.values(s.Label, func(r RunResult) float64 { return r.Seconds }))...)
+	}
+	res.Warnings = append(res.Warnings, res.Time.Comparison.Warnings...)
+	for _, r := range res.Runs {
+		if r.Counted() {
+			runs = append(runs, Run{Side: r.Side, Index: r.Order, Value: r.Seconds})
+		} else if !r.Warmup {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("run %d (%s) left out: %s", r.Run, r.Side, r.Excluded))
+		}
+	}
+	res.Drift = DriftOf(runs, res.Options.alpha())
+	res.Warnings = append(res.Warnings, res.Drift.Warnings...)
+}

@@ -1,0 +1,180 @@
+// Package testexp writes synthetic experiment recordings for the tests of
+// analysis, report and the diff command: two sides with the HWP requests
+// intel_pstate writes for the performance governor (min = max, EPP 0) and
+// for powersave with EPP performance (min < max, EPP 16 on Meteor Lake),
+// on a hybrid machine with P and E cores.
+package testexp
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/recording"
+)
+
+// Side describes one side's runs.
+type Side struct {
+	Label    string
+	Settings []recording.Setting
+	Request  uint64 // the HWP_REQUEST every CPU holds
+	EPB      uint64
+	Seconds  []float64 // one run per value
+	Watts    float64
+	BzyMHz   float64
+}
+
+// Experiment is a synthetic experiment.
+type Experiment struct {
+	A, B Side
+	// Warmup adds a warm-up run of side A first.
+	Warmup bool
+	// Disturb adds, to side B's first run, a write by thermald changing
+	// CPU 0's HWP_REQUEST in the middle of the run.
+	Disturb bool
+	// CutAfter stops writing after that many runs (0: all) without an
+	// end record, as a crash would.
+	CutAfter int
+}
+
+// Request builds an IA32_HWP_REQUEST value.
+func Request(min, max, desired, epp uint64) uint64 {
+	return min | max<<8 | desired<<16 | epp<<24
+}
+
+// Performance and PowersaveEPPPerformance are the two sides of the
+// project's seed report on a Core Ultra 7 165U (highest 0x30, lowest 4).
+var (
+	Performance             = Request(0x30, 0x30, 0, 0)
+	PowersaveEPPPerformance = Request(0x04, 0x30, 0, 16)
+)
+
+const t0 = int64(1_700_000_000_000_000_000)
+
+// Write writes the experiment as a recording to w.
+func (e Experiment) Write(w io.Writer) error {
+	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: "test", Kind: "diff", TimeNs: t0, IntervalNs: 1e9, CPUs: "0-3",
+		Host:  recording.Host{Hostname: "test", Kernel: "6.18.0", Vendor: "GenuineIntel", CPUModel: "Intel(R) Core(TM) Ultra 7 165U", Family: 6, Model: 0xAA, Microcode: "0x20", Driver: "intel_pstate"},
+		Sides: []recording.Side{{Label: e.A.Label, Settings: e.A.Settings}, {Label: e.B.Label, Settings: e.B.Settings}}}
+	rw, err := recording.NewWriter(w, meta)
+	if err != nil {
+		return err
+	}
+	type run struct {
+		side   *Side
+		secs   float64
+		warmup bool
+	}
+	var runs []run
+	if e.Warmup {
+		runs = append(runs, run{&e.A, e.A.Seconds[0] * 1.1, true})
+	}
+	// ABBA order.
+	for i := 0; i < max(len(e.A.Seconds), len(e.B.Seconds)); i++ {
+		first, second := &e.A, &e.B
+		if i%2 == 1 {
+			first, second = second, first
+		}
+		for _, s := range []*Side{first, second} {
+			if i < len(s.Seconds) {
+				runs = append(runs, run{s, s.Seconds[i], false})
+			}
+		}
+	}
+	now := t0
+	disturbed := false
+	for i, r := range runs {
+		if e.CutAfter > 0 && i == e.CutAfter {
+			// A crash in the middle of a run: its start and nothing else.
+			return rw.Write(recording.RunStart{Run: i + 1, Side: r.side.Label, TimeNs: now, Command: []string{"make"}})
+		}
+		d := !disturbed && e.Disturb && r.side == &e.B && !r.warmup
+		disturbed = disturbed || d
+		if err := writeRun(rw, i+1, now, r.side, r.secs, r.warmup, d); err != nil {
+			return err
+		}
+		now += int64(r.secs*1e9) + 5e9
+	}
+	if e.CutAfter > 0 {
+		return nil
+	}
+	return rw.Close(recording.End{TimeNs: now, Status: recording.StatusComplete})
+}
+
+// Bytes returns the experiment's recording.
+func (e Experiment) Bytes() []byte {
+	var b bytes.Buffer
+	if err := e.Write(&b); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
+
+func cpuRows(s *Side, req uint64) []recording.CPURow {
+	var rows []recording.CPURow
+	for cpu := range 4 {
+		t, mhz := "P", s.BzyMHz
+		if cpu >= 2 {
+			t, mhz = "E", s.BzyMHz*0.7
+		}
+		rows = append(rows, recording.CPURow{CPU: cpu, Core: cpu, CoreType: t,
+			Values: []recording.Value{recording.Value(mhz * 0.9), 90, recording.Value(mhz), 2800, 1.5, 60},
+			Regs:   []recording.Reg{{MSR: hwp.MSR_IA32_HWP_REQUEST, Value: req}, {MSR: hwp.MSR_IA32_ENERGY_PERF_BIAS, Value: s.EPB}}})
+	}
+	return rows
+}
+
+func summaries(s *Side) []recording.SummaryRow {
+	row := func(t string, mhz float64) recording.SummaryRow {
+		return recording.SummaryRow{Type: t, CPUs: 2,
+			Values:        []recording.Value{recording.Value(mhz * 0.9), 90, recording.Value(mhz), 2800, 1.5, 60},
+			PackageValues: []recording.Value{recording.Value(s.Watts), recording.Value(s.Watts / 2), recording.NA(), recording.NA(), recording.NA(), 70}}
+	}
+	all := row("all", s.BzyMHz*0.85)
+	all.CPUs = 4
+	return []recording.SummaryRow{row("P", s.BzyMHz), row("E", s.BzyMHz*0.7), all}
+}
+
+func writeRun(rw *recording.Writer, id int, start int64, s *Side, secs float64, warmup, disturb bool) error {
+	recs := []recording.Record{
+		recording.RunStart{Run: id, Side: s.Label, Warmup: warmup, Settings: s.Settings, Command: []string{"make", "-j4"}, TimeNs: start},
+		// The switch to the side's settings, just before the run.
+		recording.Trace{Run: id, Events: []recording.TraceEvent{
+			{TimeNs: start - 1e6, CPU: 0, PID: 100, Comm: "hwpprobe", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request},
+			{TimeNs: start - 1e6, CPU: 2, PID: 100, Comm: "hwpprobe", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request}}},
+	}
+	var samples []recording.Sample
+	for k := int64(1); k <= int64(secs); k++ {
+		req := s.Request
+		if disturb && k > int64(secs)/2 {
+			req = Request(0x04, 0x30, 0, 128)
+		}
+		samples = append(samples, recording.Sample{TimeNs: start + k*1e9, IntervalNs: 1e9, CPUs: cpuRows(s, req),
+			Packages:  []recording.PackageRow{{Package: 0, Values: []recording.Value{recording.Value(s.Watts), recording.Value(s.Watts / 2), recording.NA(), recording.NA(), recording.NA(), 70}, Regs: []recording.Reg{{MSR: hwp.MSR_CORE_PERF_LIMIT_REASONS, Value: uint64(k%2) << 10}}}},
+			Summaries: summaries(s)})
+	}
+	recs = append(recs, recording.Samples{Run: id, CPUColumns: recording.SamplerCPUColumns(), PackageColumns: recording.SamplerPackageColumns(), Samples: samples})
+	if disturb {
+		recs = append(recs, recording.Trace{Run: id, Events: []recording.TraceEvent{
+			{TimeNs: start + int64(secs/2*1e9), CPU: 0, PID: 777, Comm: "thermald", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: Request(0x04, 0x30, 0, 128)}}})
+	}
+	recs = append(recs, recording.RunEnd{Run: id, TimeNs: start + int64(secs*1e9)})
+	for _, r := range recs {
+		if err := rw.Write(r); err != nil {
+			return fmt.Errorf("run %d: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// Seed is the seed report's experiment with four runs a side: A the
+// performance governor, B powersave with EPP performance.
+func Seed() Experiment {
+	return Experiment{
+		A: Side{Label: "A", Settings: []recording.Setting{{Name: "scaling_governor", Value: "performance"}},
+			Request: Performance, EPB: 0, Seconds: []float64{330.96, 335.10, 334.36, 332.5}, Watts: 28, BzyMHz: 3100},
+		B: Side{Label: "B", Settings: []recording.Setting{{Name: "scaling_governor", Value: "powersave"}, {Name: "energy_performance_preference", Value: "performance"}},
+			Request: PowersaveEPPPerformance, EPB: 0, Seconds: []float64{257.89, 258.30, 257.94, 259.1}, Watts: 24, BzyMHz: 3600},
+	}
+}

@@ -1,0 +1,121 @@
+package analysis
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Difference is a figure that differs between the sides.
+type Difference struct {
+	What     string  `json:"what"`
+	A        string  `json:"a"`
+	B        string  `json:"b"`
+	Relative float64 `json:"relative"` // |A - B| / max(|A|, |B|), for ordering
+}
+
+// differences lists the figures that differ, largest first: the compared
+// figures (medians) and the request fields and EPB each core type held
+// most of the time.
+func differences(res *Result) []Difference {
+	var out []Difference
+	add := func(what, a, b string, x, y float64) {
+		if x == y || math.IsNaN(x) || math.IsNaN(y) {
+			return
+		}
+		out = append(out, Difference{What: what, A: a, B: b, Relative: math.Abs(x-y) / math.Max(math.Abs(x), math.Abs(y))})
+	}
+	for _, f := range append([]Figure{res.Time}, res.Figures...) {
+		c := f.Comparison
+		add(f.Name, fmtValue(c.A.Median, f.Unit), fmtValue(c.B.Median, f.Unit), c.A.Median, c.B.Median)
+	}
+	for i, ta := range res.Sides[0].CoreTypes {
+		if i >= len(res.Sides[1].CoreTypes) {
+			break
+		}
+		tb := res.Sides[1].CoreTypes[i]
+		for _, f := range append(slices.Clone(requestFields), "epb") {
+			va, oka := mode(ta.Held[f])
+			vb, okb := mode(tb.Held[f])
+			if oka && okb {
+				add(fmt.Sprintf("%s held %s", f, ta.Type), strconv.FormatUint(va, 10), strconv.FormatUint(vb, 10), float64(va), float64(vb))
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Difference) int { return cmp.Compare(b.Relative, a.Relative) })
+	return out
+}
+
+func mode(v []FieldCount) (uint64, bool) {
+	if len(v) == 0 {
+		return 0, false
+	}
+	return v[0].Value, true
+}
+
+func fmtValue(v float64, unit string) string {
+	return strconv.FormatFloat(v, 'g', 5, 64) + " " + unit
+}
+
+// Verdict says in words what the time comparison shows.
+func (res *Result) Verdict() string {
+	c := res.Time.Comparison
+	a, b := res.Sides[0].Label, res.Sides[1].Label
+	ci := fmt.Sprintf("ratio B/A %.3f, %.0f%% interval [%.3f, %.3f]", c.Ratio, 100*c.RatioConfidence, c.RatioLo, c.RatioHi)
+	if !c.Significant {
+		return fmt.Sprintf("~ no significant difference in time between %s and %s (%s; %s)", a, b, c.PString(), ci)
+	}
+	word := "faster"
+	if c.Ratio > 1 {
+		word = "slower"
+	}
+	return fmt.Sprintf("%s is %.1f%% %s than %s (%s; %s)", b, 100*math.Abs(c.Ratio-1), word, a, c.PString(), ci)
+}
+
+// Threshold is a --fail-if condition: "B slower than A by 5%".
+type Threshold struct {
+	Text    string
+	Subject int // 0: A, 1: B
+	Slower  bool
+	Percent float64
+}
+
+// ErrThreshold reports an unparsable --fail-if.
+var ErrThreshold = errors.New("bad --fail-if")
+
+var thresholdRE = regexp.MustCompile(`^\s*([AB])\s+(slower|faster)\s+than\s+([AB])\s+by\s+([0-9]+(?:\.[0-9]+)?)\s*%\s*$`)
+
+// ParseThreshold parses "B slower than A by 5%" (A or B, slower or
+// faster, a percentage).
+func ParseThreshold(s string) (Threshold, error) {
+	m := thresholdRE.FindStringSubmatch(s)
+	if m == nil || m[1] == m[3] {
+		return Threshold{}, fmt.Errorf("%w %q: want e.g. 'B slower than A by 5%%'", ErrThreshold, s)
+	}
+	p, _ := strconv.ParseFloat(m[4], 64)
+	return Threshold{Text: strings.TrimSpace(s), Subject: int(m[1][0] - 'A'), Slower: m[2] == "slower", Percent: p}, nil
+}
+
+// Crossed reports whether the result crosses the threshold: the time
+// difference is significant and the subject's time, relative to the
+// other's (the Hodges-Lehmann ratio), is beyond the percentage in the
+// named direction.
+func (t Threshold) Crossed(res *Result) bool {
+	c := res.Time.Comparison
+	if !c.Significant {
+		return false
+	}
+	r := c.Ratio // B/A
+	if t.Subject == 0 {
+		r = 1 / r
+	}
+	if t.Slower {
+		return r > 1+t.Percent/100
+	}
+	return r < 1-t.Percent/100
+}
