@@ -29,15 +29,16 @@ type Source struct {
 
 // RunResult is one run as the analysis sees it.
 type RunResult struct {
-	Side     string  `json:"side"`
-	Run      int     `json:"run"`   // run id in its file
-	Order    int     `json:"order"` // position among the measured runs, from 0
-	Source   string  `json:"source"`
-	Warmup   bool    `json:"warmup,omitempty"`
-	Seconds  float64 `json:"seconds"`
-	ExitCode int     `json:"exit_code"`
-	Joules   float64 `json:"joules"`   // package energy; NaN when not measured
-	PkgWatts float64 `json:"pkg_watt"` // mean package power; NaN when not measured
+	Side     string   `json:"side"`
+	Run      int      `json:"run"`   // run id in its file
+	Order    int      `json:"order"` // position among the measured runs, from 0
+	Source   string   `json:"source"`
+	Warmup   bool     `json:"warmup,omitempty"`
+	Seconds  float64  `json:"seconds"`
+	ExitCode int      `json:"exit_code"`
+	Command  []string `json:"command"`
+	Joules   float64  `json:"joules"`   // package energy; NaN when not measured
+	PkgWatts float64  `json:"pkg_watt"` // mean package power; NaN when not measured
 	// Excluded says why the run is left out of the statistics; "" when
 	// it is counted.
 	Excluded     string        `json:"excluded,omitempty"`
@@ -173,7 +174,7 @@ func (res *Result) collectRuns(srcs []Source) error {
 func newRunResult(s Source, run *recording.Run, side string) RunResult {
 	sum := summary.Summarize(s.Rec, run)
 	r := RunResult{Side: side, Run: run.Start.Run, Source: s.Name, Warmup: run.Start.Warmup,
-		Seconds: sum.Duration.Seconds(), Joules: math.NaN(), PkgWatts: math.NaN(), summary: sum,
+		Seconds: sum.Duration.Seconds(), Command: run.Start.Command, Joules: math.NaN(), PkgWatts: math.NaN(), summary: sum,
 		evidence: evidenceOf(run, s.Rec.Meta.Host)}
 	if run.End != nil {
 		r.ExitCode = run.End.ExitCode

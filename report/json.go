@@ -1,0 +1,178 @@
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"math"
+	"strconv"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/recording"
+)
+
+// Schema names the JSON report's schema; docs/diff.md describes it. A
+// change that removes or retypes a field changes the number.
+const Schema = "hwpprobe-diff/1"
+
+// jnum is a number that is null in JSON when not finite (not measured, or
+// an interval with too few runs).
+type jnum float64
+
+// MarshalJSON writes null for NaN and infinities.
+func (v jnum) MarshalJSON() ([]byte, error) {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
+}
+
+type jsonSummary struct {
+	N          int      `json:"n"`
+	Values     []jnum   `json:"values"`
+	Median     jnum     `json:"median"`
+	Lo         jnum     `json:"lo"`
+	Hi         jnum     `json:"hi"`
+	Confidence jnum     `json:"confidence"`
+	Warnings   []string `json:"warnings,omitempty"`
+}
+
+type jsonFigure struct {
+	Name            string      `json:"name"`
+	Unit            string      `json:"unit"`
+	A               jsonSummary `json:"a"`
+	B               jsonSummary `json:"b"`
+	P               jnum        `json:"p"`
+	Alpha           jnum        `json:"alpha"`
+	Significant     bool        `json:"significant"`
+	Delta           string      `json:"delta"`
+	Ratio           jnum        `json:"ratio"`
+	RatioLo         jnum        `json:"ratio_lo"`
+	RatioHi         jnum        `json:"ratio_hi"`
+	RatioConfidence jnum        `json:"ratio_confidence"`
+}
+
+type jsonCoreType struct {
+	Type    string            `json:"type"`
+	CPUs    int               `json:"cpus"`
+	Held    analysis.Fields   `json:"held"`
+	Written []analysis.Writer `json:"written"`
+	AvgMHz  jnum              `json:"avg_mhz"`
+	BzyMHz  jnum              `json:"bzy_mhz"`
+	BusyPct jnum              `json:"busy_pct"`
+	IPC     jnum              `json:"ipc"`
+	CoreTmp jnum              `json:"core_tmp_max"`
+}
+
+type jsonSide struct {
+	Label       string              `json:"label"`
+	Settings    []recording.Setting `json:"settings"`
+	Counted     int                 `json:"counted_runs"`
+	CoreTypes   []jsonCoreType      `json:"core_types"`
+	PkgTmp      jnum                `json:"pkg_tmp_max"`
+	LimitShares map[string]float64  `json:"limit_shares"`
+	Excursions  jnum                `json:"hwp_excursions"`
+}
+
+type jsonRun struct {
+	Run          int                    `json:"run"`
+	Side         string                 `json:"side"`
+	Order        int                    `json:"order"`
+	Source       string                 `json:"source"`
+	Warmup       bool                   `json:"warmup"`
+	Seconds      jnum                   `json:"seconds"`
+	ExitCode     int                    `json:"exit_code"`
+	Command      []string               `json:"command"`
+	Joules       jnum                   `json:"joules"`
+	PkgWatts     jnum                   `json:"pkg_watt"`
+	Counted      bool                   `json:"counted"`
+	Excluded     string                 `json:"excluded,omitempty"`
+	Disturbances []analysis.Disturbance `json:"disturbances,omitempty"`
+}
+
+type jsonThreshold struct {
+	Text    string `json:"text"`
+	Crossed bool   `json:"crossed"`
+}
+
+type jsonReport struct {
+	Schema      string                `json:"schema"`
+	Version     string                `json:"hwpprobe_version"`
+	Emulated    string                `json:"emulated,omitempty"`
+	Host        recording.Host        `json:"host"`
+	CommandLine []string              `json:"command_line"`
+	Sources     []string              `json:"sources"`
+	Alpha       jnum                  `json:"alpha"`
+	Confidence  jnum                  `json:"confidence"`
+	Sides       []jsonSide            `json:"sides"`
+	Runs        []jsonRun             `json:"runs"`
+	Figures     []jsonFigure          `json:"figures"`
+	Differs     []analysis.Difference `json:"differs"`
+	Drift       struct {
+		Tau    jnum `json:"tau"`
+		P      jnum `json:"p"`
+		PerRun jnum `json:"per_run"`
+		N      int  `json:"n"`
+	} `json:"drift"`
+	Warnings   []string        `json:"warnings"`
+	Missing    []string        `json:"missing"`
+	Verdict    string          `json:"verdict"`
+	Thresholds []jsonThreshold `json:"thresholds"`
+}
+
+func jsonValues(v []float64) []jnum {
+	out := make([]jnum, len(v))
+	for i, x := range v {
+		out[i] = jnum(x)
+	}
+	return out
+}
+
+func summaryJSON(s analysis.Summary) jsonSummary {
+	return jsonSummary{N: s.N, Values: jsonValues(s.Values), Median: jnum(s.Median), Lo: jnum(s.Lo), Hi: jnum(s.Hi),
+		Confidence: jnum(s.Confidence), Warnings: s.Warnings}
+}
+
+func figureJSON(f analysis.Figure) jsonFigure {
+	c := f.Comparison
+	return jsonFigure{Name: f.Name, Unit: f.Unit, A: summaryJSON(c.A), B: summaryJSON(c.B), P: jnum(c.P), Alpha: jnum(c.Alpha),
+		Significant: c.Significant, Delta: c.Delta(), Ratio: jnum(c.Ratio), RatioLo: jnum(c.RatioLo), RatioHi: jnum(c.RatioHi),
+		RatioConfidence: jnum(c.RatioConfidence)}
+}
+
+func sideJSON(s analysis.SideResult) jsonSide {
+	js := jsonSide{Label: s.Label, Settings: s.Settings, Counted: s.Counted, PkgTmp: jnum(s.PkgTmp),
+		LimitShares: s.LimitShares, Excursions: jnum(s.Excursions)}
+	for _, ct := range s.CoreTypes {
+		js.CoreTypes = append(js.CoreTypes, jsonCoreType{Type: ct.Type, CPUs: ct.CPUs, Held: ct.Held, Written: ct.Written,
+			AvgMHz: jnum(ct.AvgMHz), BzyMHz: jnum(ct.BzyMHz), BusyPct: jnum(ct.BusyPct), IPC: jnum(ct.IPC), CoreTmp: jnum(ct.CoreTmp)})
+	}
+	return js
+}
+
+// WriteJSON writes the report as one JSON object (schema Schema), with
+// the thresholds checked.
+func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis.Threshold) error {
+	j := jsonReport{Schema: Schema, Version: in.Version, Emulated: in.Emulated, Host: res.Meta.Host,
+		CommandLine: res.Meta.CommandLine, Sources: res.Sources, Alpha: jnum(res.Options.Alpha),
+		Confidence: jnum(res.Options.Confidence), Differs: res.Differs, Warnings: res.Warnings, Missing: res.Missing,
+		Verdict: res.Verdict(), Thresholds: []jsonThreshold{}}
+	for _, s := range res.Sides {
+		j.Sides = append(j.Sides, sideJSON(s))
+	}
+	for _, r := range res.Runs {
+		j.Runs = append(j.Runs, jsonRun{Run: r.Run, Side: r.Side, Order: r.Order, Source: r.Source, Warmup: r.Warmup,
+			Seconds: jnum(r.Seconds), ExitCode: r.ExitCode, Command: r.Command, Joules: jnum(r.Joules), PkgWatts: jnum(r.PkgWatts),
+			Counted: r.Counted(), Excluded: r.Excluded, Disturbances: r.Disturbances})
+	}
+	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
+		j.Figures = append(j.Figures, figureJSON(f))
+	}
+	j.Drift.Tau, j.Drift.P, j.Drift.PerRun, j.Drift.N = jnum(res.Drift.Tau), jnum(res.Drift.P), jnum(res.Drift.PerRun), res.Drift.N
+	for _, t := range thresholds {
+		j.Thresholds = append(j.Thresholds, jsonThreshold{Text: t.Text, Crossed: t.Crossed(res)})
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(j)
+}

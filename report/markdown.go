@@ -1,0 +1,97 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+)
+
+// WriteMarkdown writes a self-contained report for a bug tracker: the
+// machine, kernel, microcode and hwpprobe version, the exact settings and
+// command lines, the evidence per side and core type, every run's numbers,
+// what differs, the warnings and the verdict.
+func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
+	e := &errWriter{w: w}
+	h := res.Meta.Host
+	e.printf("## hwpprobe diff: %s vs %s\n\n", res.Sides[0].Label, res.Sides[1].Label)
+	if in.Emulated != "" {
+		e.printf("> **Emulated machine `%s`: every figure is emulated, not measured.**\n\n", in.Emulated)
+	}
+	e.printf("**Verdict:** %s\n\n", res.Verdict())
+	e.printf("| | |\n|---|---|\n")
+	e.printf("| machine | %s (family %d model %#x stepping %d), microcode %s |\n", h.CPUModel, h.Family, h.Model, h.Stepping, h.Microcode)
+	e.printf("| kernel | %s %s, cpufreq driver %s |\n", h.Kernel, h.KernelVer, h.Driver)
+	e.printf("| hwpprobe | %s (recorded by %s); `%s` |\n", in.Version, res.Meta.ToolVersion, strings.Join(res.Meta.CommandLine, " "))
+	e.printf("| sources | %s |\n", strings.Join(res.Sources, ", "))
+	for i, s := range res.Sides {
+		e.printf("| side %s | `%s` |\n", s.Label, settingsText(res, i))
+	}
+	if len(res.Runs) > 0 {
+		e.printf("| command | `%s` |\n", strings.Join(res.Runs[0].Command, " "))
+	}
+	e.printf("\n### Evidence per side and core type\n\n")
+	e.printf("| side | type | CPUs | HWP request and EPB held (samples) | written (traced, by process) | Avg_MHz | Bzy_MHz | Busy%% | IPC | CoreTmp |\n")
+	e.printf("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range res.Sides {
+		for _, ct := range s.CoreTypes {
+			held, written := requestText(ct.Held), writersText(ct.Written)
+			if ct.Type == "all" && len(s.CoreTypes) > 1 {
+				held, written = "(per core type above)", "(per core type above)"
+			}
+			e.printf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", s.Label, ct.Type, ct.CPUs, held, written, num(ct.AvgMHz, 0), num(ct.BzyMHz, 0), num(ct.BusyPct, 1), num(ct.IPC, 2), num(ct.CoreTmp, 0))
+		}
+	}
+	e.printf("\n| side | PkgTmp max | limit reasons (share of samples) | HWP excursions to minimum |\n|---|---|---|---|\n")
+	for _, s := range res.Sides {
+		e.printf("| %s | %s | %s | %s |\n", s.Label, num(s.PkgTmp, 0), limitText(s.LimitShares), excursionText(s.Excursions))
+	}
+	writeFiguresMarkdown(e, res)
+	writeRunsMarkdown(e, res)
+	if len(res.Warnings)+len(res.Missing) > 0 {
+		e.printf("\n### Warnings\n\n")
+		for _, m := range append(append([]string{}, res.Missing...), res.Warnings...) {
+			e.printf("- %s\n", m)
+		}
+	}
+	return e.err
+}
+
+func writersText(ws []analysis.Writer) string {
+	if len(ws) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, w := range ws {
+		parts = append(parts, fmt.Sprintf("%s x%d: %s", w.Comm, w.Writes, requestText(w.Fields)))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func writeFiguresMarkdown(e *errWriter, res *analysis.Result) {
+	e.printf("\n### Statistics (median ± %.0f%% interval; U test; ratio B/A with Moses' interval)\n\n", 100*res.Options.Confidence)
+	e.printf("| figure | %s | %s | vs A | p | ratio B/A [interval] |\n|---|---|---|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
+	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
+		c := f.Comparison
+		e.printf("| %s (%s) | %s | %s | %s | %s | %.3f [%s, %s] |\n", f.Name, f.Unit, interval(c.A), interval(c.B), c.Delta(),
+			c.PString(), c.Ratio, num(c.RatioLo, 3), num(c.RatioHi, 3))
+	}
+	if len(res.Differs) > 0 {
+		e.printf("\n### What differs (largest first)\n\n| figure | %s | %s |\n|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
+		for _, d := range res.Differs {
+			e.printf("| %s | %s | %s |\n", d.What, d.A, d.B)
+		}
+	}
+}
+
+func writeRunsMarkdown(e *errWriter, res *analysis.Result) {
+	e.printf("\n### Runs\n\n| run | side | seconds | J | W | status | counted |\n|---|---|---|---|---|---|---|\n")
+	for _, r := range res.Runs {
+		counted := "yes"
+		if !r.Counted() {
+			counted = "no: " + r.Excluded
+		}
+		e.printf("| %d | %s | %.3f | %s | %s | %d | %s |\n", r.Run, r.Side, r.Seconds, num(r.Joules, 1), num(r.PkgWatts, 2), r.ExitCode, counted)
+	}
+}

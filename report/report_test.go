@@ -1,0 +1,140 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+	"github.com/hwpprobe/hwpprobe/recording"
+)
+
+func seedResult(t *testing.T) *analysis.Result {
+	t.Helper()
+	e := testexp.Seed()
+	e.Warmup = true
+	rec, err := recording.Read(bytes.NewReader(e.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := analysis.Analyze([]analysis.Source{{Name: "exp.hwpr", Rec: rec}}, analysis.Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestText(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteText(&b, seedResult(t), Info{Version: "test", Emulated: "mtl-165u"}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"EMULATED machine \"mtl-165u\"",
+		"A: scaling_governor=performance  (4 runs counted)",
+		"held:    min 48  max 48  desired 0  epp 0  epb 0",
+		"held:    min 4  max 48  desired 0  epp 16  epb 0",
+		"written: hwpprobe x4: min 48  max 48  desired 0  epp 0",
+		"[warm-up]",
+		"limits: bit10 50%",
+		"what differs (largest first):",
+		"verdict: B is 22.",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("text report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestMarkdown(t *testing.T) {
+	var b bytes.Buffer
+	if err := WriteMarkdown(&b, seedResult(t), Info{Version: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"**Verdict:** B is 22.",
+		"| machine | Intel(R) Core(TM) Ultra 7 165U (family 6 model 0xaa stepping 0), microcode 0x20 |",
+		"| side B | `scaling_governor=powersave energy_performance_preference=performance` |",
+		"| command | `make -j4` |",
+		"| B | P | 2 | min 4  max 48  desired 0  epp 16  epb 0 | hwpprobe x4: min 4  max 48  desired 0  epp 16 |",
+		"| 1 | A | 364.056 |",
+		"no: warm-up",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("Markdown report lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestJSON(t *testing.T) {
+	var b bytes.Buffer
+	th, _ := analysis.ParseThreshold("B slower than A by 5%")
+	if err := WriteJSON(&b, seedResult(t), Info{Version: "test"}, []analysis.Threshold{th}); err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Schema string `json:"schema"`
+		Sides  []struct {
+			Label     string `json:"label"`
+			CoreTypes []struct {
+				Type string                           `json:"type"`
+				Held map[string][]analysis.FieldCount `json:"held"`
+			} `json:"core_types"`
+		} `json:"sides"`
+		Figures []struct {
+			Name        string   `json:"name"`
+			Significant bool     `json:"significant"`
+			Ratio       float64  `json:"ratio"`
+			RatioHi     *float64 `json:"ratio_hi"`
+		} `json:"figures"`
+		Runs []struct {
+			Counted bool `json:"counted"`
+		} `json:"runs"`
+		Thresholds []struct {
+			Crossed bool `json:"crossed"`
+		} `json:"thresholds"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if got.Schema != Schema || len(got.Sides) != 2 || len(got.Runs) != 9 || got.Runs[0].Counted {
+		t.Fatalf("schema %q, %d sides, %d runs", got.Schema, len(got.Sides), len(got.Runs))
+	}
+	want := [2][3]uint64{{48, 48, 0}, {4, 48, 16}}
+	for i, s := range got.Sides {
+		for _, ct := range s.CoreTypes {
+			if ct.Type == "all" { // the hybrid machine's CPU rows are P or E
+				continue
+			}
+			h := [3]uint64{ct.Held["min"][0].Value, ct.Held["max"][0].Value, ct.Held["epp"][0].Value}
+			if h != want[i] {
+				t.Errorf("side %s %s held min/max/epp %v, want %v", s.Label, ct.Type, h, want[i])
+			}
+		}
+	}
+	f := got.Figures[0]
+	if f.Name != "time" || !f.Significant || f.Ratio > 0.8 || f.RatioHi == nil || got.Thresholds[0].Crossed {
+		t.Errorf("time figure %+v, threshold %+v", f, got.Thresholds)
+	}
+}
+
+func TestJSONNullForInfinite(t *testing.T) {
+	e := testexp.Seed()
+	e.A.Seconds, e.B.Seconds = e.A.Seconds[:3], e.B.Seconds[:3]
+	rec, _ := recording.Read(bytes.NewReader(e.Bytes()))
+	res, err := analysis.Analyze([]analysis.Source{{Name: "x", Rec: rec}}, analysis.Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	if err := WriteJSON(&b, res, Info{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), `"ratio_hi": null`) || !strings.Contains(b.String(), `"delta": "~"`) {
+		t.Errorf("3+3 runs: want a null interval bound and ~:\n%.2000s", b.String())
+	}
+}

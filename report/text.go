@@ -1,0 +1,71 @@
+package report
+
+import (
+	"io"
+	"strings"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+)
+
+// WriteText writes the terminal report: per side and core type the
+// evidence, then what differs, the warnings and the verdict.
+func WriteText(w io.Writer, res *analysis.Result, in Info) error {
+	e := &errWriter{w: w}
+	if in.Emulated != "" {
+		e.printf("EMULATED machine %q: every figure below is emulated, not measured\n\n", in.Emulated)
+	}
+	for i, s := range res.Sides {
+		e.printf("%s: %s  (%d runs counted)\n", s.Label, settingsText(res, i), s.Counted)
+		for _, ct := range s.CoreTypes {
+			e.printf("  %-4s %2d CPUs  Avg_MHz %s  Bzy_MHz %s  Busy%% %s  IPC %s  CoreTmp %s C\n", ct.Type, ct.CPUs,
+				num(ct.AvgMHz, 0), num(ct.BzyMHz, 0), num(ct.BusyPct, 1), num(ct.IPC, 2), num(ct.CoreTmp, 0))
+			if ct.Type == "all" && len(s.CoreTypes) > 1 {
+				continue
+			}
+			e.printf("       held:    %s\n", requestText(ct.Held))
+			for _, wr := range ct.Written {
+				e.printf("       written: %s x%d: %s\n", wr.Comm, wr.Writes, requestText(wr.Fields))
+			}
+			if len(ct.Written) == 0 {
+				e.printf("       written: no traced writes\n")
+			}
+		}
+		e.printf("  PkgTmp %s C  limits: %s  excursions: %s\n\n", num(s.PkgTmp, 0), limitText(s.LimitShares), excursionText(s.Excursions))
+	}
+	writeRunsText(e, res)
+	e.printf("\n%-20s %-18s %-18s %s\n", "figure", res.Sides[0].Label, res.Sides[1].Label, "vs A")
+	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
+		c := f.Comparison
+		e.printf("%-20s %-18s %-18s %s (%s)\n", f.Name+" ("+f.Unit+")", interval(c.A), interval(c.B), c.Delta(), c.PString())
+	}
+	if len(res.Differs) > 0 {
+		e.printf("\nwhat differs (largest first):\n")
+		for _, d := range res.Differs {
+			e.printf("  %-16s A %-14s B %s\n", d.What, d.A, d.B)
+		}
+	}
+	for _, m := range res.Missing {
+		e.printf("missing: %s\n", m)
+	}
+	for _, wn := range res.Warnings {
+		e.printf("warning: %s\n", wn)
+	}
+	e.printf("\nverdict: %s\n", res.Verdict())
+	return e.err
+}
+
+func writeRunsText(e *errWriter, res *analysis.Result) {
+	e.printf("runs (in order):\n")
+	for _, r := range res.Runs {
+		note := ""
+		if !r.Counted() {
+			note = "  [" + r.Excluded + "]"
+		}
+		e.printf("  %3d %-*s %9.3f s  %8s J  %6s W  status %d%s\n", r.Run, sideWidth(res), r.Side, r.Seconds,
+			num(r.Joules, 0), num(r.PkgWatts, 1), r.ExitCode, note)
+	}
+}
+
+func sideWidth(res *analysis.Result) int {
+	return max(len(res.Sides[0].Label), len(res.Sides[1].Label), len(strings.TrimSpace("A")))
+}
