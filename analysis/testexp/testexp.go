@@ -36,6 +36,9 @@ type Experiment struct {
 	// CutAfter stops writing after that many runs (0: all) without an
 	// end record, as a crash would.
 	CutAfter int
+	// Record writes what hwpprobe record writes: side A's runs only,
+	// without sides.
+	Record bool
 }
 
 // Request builds an IA32_HWP_REQUEST value.
@@ -57,6 +60,10 @@ func (e Experiment) Write(w io.Writer) error {
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: "test", Kind: "diff", TimeNs: t0, IntervalNs: 1e9, CPUs: "0-3",
 		Host:  recording.Host{Hostname: "test", Kernel: "6.18.0", Vendor: "GenuineIntel", CPUModel: "Intel(R) Core(TM) Ultra 7 165U", Family: 6, Model: 0xAA, Microcode: "0x20", Driver: "intel_pstate"},
 		Sides: []recording.Side{{Label: e.A.Label, Settings: e.A.Settings}, {Label: e.B.Label, Settings: e.B.Settings}}}
+	if e.Record {
+		meta.Kind, meta.Sides = "record", nil
+		e.B.Seconds = nil
+	}
 	rw, err := recording.NewWriter(w, meta)
 	if err != nil {
 		return err

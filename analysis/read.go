@@ -1,0 +1,37 @@
+package analysis
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/hwpprobe/hwpprobe/recording"
+)
+
+// ErrIncomplete: a recording given to ReadSources is cut short or corrupt
+// after some whole runs; those runs are read.
+var ErrIncomplete = errors.New("recording is incomplete")
+
+// ReadSources reads the recordings at paths, named by their base names.
+// A file that cannot be read at all fails; a file cut short gives its
+// whole records and an error wrapping ErrIncomplete next to the sources;
+// a file that cannot be read gives nil sources and its error.
+func ReadSources(paths []string) ([]Source, error) {
+	var srcs []Source
+	var incomplete error
+	for _, p := range paths {
+		rec, err := recording.ReadFile(p)
+		if err != nil {
+			return nil, err
+		}
+		srcs = append(srcs, Source{Name: filepath.Base(p), Rec: rec})
+		switch {
+		case incomplete != nil:
+		case rec.Problem != nil:
+			incomplete = fmt.Errorf("%w: %s: %v", ErrIncomplete, p, rec.Problem)
+		case rec.End == nil:
+			incomplete = fmt.Errorf("%w: %s ends without its end record (the writer stopped)", ErrIncomplete, p)
+		}
+	}
+	return srcs, incomplete
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+)
+
+func writeExperiment(t *testing.T, dir, name string, e testexp.Experiment) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, e.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDiffOffline(t *testing.T) {
+	dir := t.TempDir()
+	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
+	md, js := filepath.Join(dir, "r.md"), filepath.Join(dir, "r.json")
+	out, errOut, code := runBin(t, "diff", exp, "--markdown", md, "--json", js, "--fail-if", "B slower than A by 5%")
+	if code != 0 || !strings.Contains(out, "verdict: B is 22.") {
+		t.Fatalf("status %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	mdText, err := os.ReadFile(md)
+	if err != nil || !strings.Contains(string(mdText), "**Verdict:** B is 22.") {
+		t.Errorf("Markdown: %v\n%s", err, mdText)
+	}
+	var j struct {
+		Schema     string `json:"schema"`
+		Thresholds []struct {
+			Crossed bool `json:"crossed"`
+		} `json:"thresholds"`
+	}
+	if b, err := os.ReadFile(js); err != nil || json.Unmarshal(b, &j) != nil || j.Schema != "hwpprobe-diff/1" || len(j.Thresholds) != 1 {
+		t.Errorf("JSON: %v %+v", err, j)
+	}
+	_, errOut, code = runBin(t, "diff", exp, "--fail-if", "B faster than A by 5%")
+	if code != exitCrossed || !strings.Contains(errOut, "threshold crossed: B faster than A by 5%") {
+		t.Errorf("crossed threshold: status %d, stderr %q", code, errOut)
+	}
+}
+
+func TestDiffEqualSides(t *testing.T) {
+	e := testexp.Seed()
+	e.B = e.A
+	e.B.Label = "B"
+	e.B.Seconds = []float64{333.0, 331.2, 335.5, 332.9}
+	out, _, code := runBin(t, "diff", writeExperiment(t, t.TempDir(), "aa.hwpr", e))
+	if code != 0 || !strings.Contains(out, "verdict: ~ no significant difference") {
+		t.Errorf("A = A: status %d:\n%s", code, out)
+	}
+}
+
+func TestDiffTwoRecordings(t *testing.T) {
+	dir := t.TempDir()
+	a := testexp.Seed()
+	a.Record = true
+	b := testexp.Seed()
+	b.Record = true
+	b.A = b.B
+	pa, pb := writeExperiment(t, dir, "a.hwpr", a), writeExperiment(t, dir, "b.hwpr", b)
+	out, errOut, code := runBin(t, "diff", pa, pb)
+	if code != 0 || !strings.Contains(out, "verdict: B (b.hwpr) is 22.") {
+		t.Errorf("two recordings: status %d %q:\n%s", code, errOut, out)
+	}
+}
+
+func TestDiffBadInput(t *testing.T) {
+	dir := t.TempDir()
+	cut := testexp.Seed()
+	cut.CutAfter = 6
+	b := cut.Bytes()
+	truncated := filepath.Join(dir, "cut.hwpr")
+	if err := os.WriteFile(truncated, b[:len(b)-5], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	text := filepath.Join(dir, "notes.txt")
+	os.WriteFile(text, []byte("hello\n"), 0o644)
+	rec := testexp.Seed()
+	rec.Record = true
+	one := writeExperiment(t, dir, "one.hwpr", rec)
+	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
+	tests := []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"truncated", []string{truncated}, "recording is incomplete"},
+		{"not a recording", []string{text}, "not an hwpprobe recording"},
+		{"profile names", []string{"performance", "powersave"}, `"performance" is not a recording file`},
+		{"one record", []string{one}, "not an experiment"},
+		{"alpha", []string{exp, "--alpha", "2"}, "--alpha and --confidence must be in (0, 1)"},
+		{"fail-if", []string{exp, "--fail-if", "B slower"}, "bad --fail-if"},
+		{"three", []string{exp, exp, exp}, "accepts between 1 and 2 arg(s)"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := runBin(t, append([]string{"diff"}, tc.args...)...)
+			if code != exitUsage || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+				t.Errorf("status %d, stderr %q; want 2 and one line with %q", code, errOut, tc.want)
+			}
+			if tc.name == "truncated" && !strings.Contains(out, "missing: cut.hwpr") {
+				t.Errorf("truncated: the complete runs' report should say what is missing:\n%s", out)
+			}
+		})
+	}
+}
+
+func TestBuiltinWorkload(t *testing.T) {
+	_, errOut, code := runBin(t, "workload", "buildlike", "--size", "300", "--jobs", "2")
+	if code != 0 {
+		t.Errorf("buildlike: status %d %q", code, errOut)
+	}
+}

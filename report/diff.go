@@ -1,0 +1,100 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+)
+
+// ErrCrossed is returned by Diff when a --fail-if threshold was crossed.
+var ErrCrossed = errors.New("threshold crossed")
+
+// InputError is returned by Diff when the recordings cannot be analysed
+// (unreadable, not an experiment, a side without runs) or are incomplete.
+type InputError struct{ Err error }
+
+func (e InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e InputError) Unwrap() error { return e.Err }
+
+// DiffOptions is an offline diff: the recordings and the outputs.
+type DiffOptions struct {
+	Paths         []string // one experiment, or two recordings
+	Stats         analysis.Options
+	KeepDisturbed bool
+	Markdown      string // file to write, "" none
+	JSON          string // file to write, "" none
+	Thresholds    []analysis.Threshold
+	Info          Info
+}
+
+// Diff analyses recordings and writes the text report to w and the
+// Markdown and JSON reports to their files (each replaced whole, never
+// left half-written). An incomplete input is analysed over its whole runs
+// and then reported as an InputError; a crossed threshold
+// gives an error wrapping ErrCrossed.
+func Diff(w io.Writer, o DiffOptions) error {
+	srcs, incomplete := analysis.ReadSources(o.Paths)
+	if srcs == nil {
+		return InputError{incomplete}
+	}
+	res, err := analysis.Analyze(srcs, o.Stats, o.KeepDisturbed)
+	if err != nil {
+		return InputError{err}
+	}
+	if o.Info.Emulated == "" {
+		o.Info.Emulated = res.Meta.Emulated
+	}
+	if err := WriteText(w, res, o.Info); err != nil {
+		return err
+	}
+	if o.Markdown != "" {
+		if err := writeFile(o.Markdown, func(f io.Writer) error { return WriteMarkdown(f, res, o.Info) }); err != nil {
+			return err
+		}
+	}
+	if o.JSON != "" {
+		if err := writeFile(o.JSON, func(f io.Writer) error { return WriteJSON(f, res, o.Info, o.Thresholds) }); err != nil {
+			return err
+		}
+	}
+	if incomplete != nil {
+		return InputError{fmt.Errorf("%w (the complete runs were analysed)", incomplete)}
+	}
+	for _, t := range o.Thresholds {
+		if t.Crossed(res) {
+			return fmt.Errorf("%w: %s (%s)", ErrCrossed, t.Text, res.Verdict())
+		}
+	}
+	return nil
+}
+
+// writeFile writes path through a temporary file renamed over it, so that
+// the file is either the old one or the whole new one.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return fmt.Errorf("report: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("report: write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}
