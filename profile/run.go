@@ -132,7 +132,8 @@ func signalStatus(sig os.Signal) int {
 // runCommand runs the command, forwarding the caught signals to it, and
 // returns its shell status.
 func runCommand(o RunOptions, sigs chan os.Signal) int {
-	proc, err := workload.Start(workload.Spec{Argv: o.Command, Cred: o.Cred,
+	dir, _ := os.Getwd()
+	proc, err := workload.Start(workload.Spec{Argv: o.Command, Cred: o.Cred, Dir: dir,
 		Stdin: o.Stdin, Stdout: o.Stdout, Stderr: o.Stderr}, nil)
 	if err != nil {
 		fmt.Fprintf(o.Stderr, "hwpprobe: %v\n", err)

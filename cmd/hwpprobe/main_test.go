@@ -16,6 +16,9 @@ import (
 var hwpprobeBin string
 
 func TestMain(m *testing.M) {
+	if out := os.Getenv(dumpEnv); out != "" {
+		os.Exit(dumpState(out))
+	}
 	dir, err := os.MkdirTemp("", "hwpprobe-bin")
 	if err != nil {
 		panic(err)

@@ -1,0 +1,172 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/internal/sysdump"
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
+	"github.com/hwpprobe/hwpprobe/profile"
+)
+
+// dumpEnv makes the test binary, run inside an emulated machine's mount
+// namespace, write sysdump.Dump("/") as JSON to the file it names and
+// exit: the tests compare the machine before and after.
+const dumpEnv = "HWPPROBE_TEST_DUMP"
+
+func dumpState(out string) int {
+	d, err := sysdump.Dump("/")
+	if err == nil {
+		var b []byte
+		if b, err = json.Marshal(d); err == nil {
+			err = os.WriteFile(out, b, 0o644)
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	return 0
+}
+
+var builtHwpemu string
+
+// hwpemu builds hwpemu once for the apply and matrix tests.
+func hwpemu(t *testing.T) string {
+	t.Helper()
+	if builtHwpemu == "" {
+		b, err := testbin.Build(filepath.Dir(hwpprobeBin), "../hwpemu")
+		if err != nil {
+			t.Fatal(err)
+		}
+		builtHwpemu = b
+	}
+	return builtHwpemu
+}
+
+// emuScript runs a shell script under `hwpemu run machine` with $H the
+// hwpprobe binary, $D the dump command (D name writes $T/name.json), $T a
+// temporary directory and a journal directory of the test's own; it
+// returns the combined output. The bound is for a hang.
+func emuScript(t *testing.T, machine, script string) (string, string) {
+	t.Helper()
+	dir := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	pre := fmt.Sprintf("H=%s; T=%s; D() { %s=$T/$1.json %s; }\n", hwpprobeBin, dir, dumpEnv, self)
+	cmd := exec.CommandContext(ctx, hwpemu(t), "run", machine, "--", "sh", "-c", pre+script)
+	cmd.Env = append(os.Environ(), profile.JournalDirEnv+"="+filepath.Join(dir, "journal"))
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("hwpemu run %s did not end within 4 minutes:\n%s", machine, out)
+	}
+	if err != nil {
+		t.Fatalf("hwpemu run %s: %v\n%s", machine, err, out)
+	}
+	return string(out), dir
+}
+
+func readDump(t *testing.T, dir, name string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, name+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d map[string]string
+	if err := json.Unmarshal(b, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+// codes reads the "name status" lines the scripts append to $T/codes.
+func codes(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "codes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		k, v, _ := strings.Cut(l, " ")
+		m[k] = v
+	}
+	return m
+}
+
+// waitStarted waits (bounded) until the command under apply wrote its pid
+// to $T/started.
+const waitStarted = `i=0; while [ ! -s $T/started ] && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; `
+
+// TestApplyRestoresEveryWayOut: under the emulated machines, every file
+// under /sys/devices/system/cpu and the HWP_REQUEST / CPPC_REQ / EPB
+// registers are back byte for byte after apply with a command that
+// succeeds, fails, or is killed by SIGKILL; after hwpprobe itself gets
+// SIGINT, SIGTERM or SIGHUP; and after hwpprobe is killed by SIGKILL and
+// `hwpprobe restore` runs (twice). apply exits with the command's status.
+func TestApplyRestoresEveryWayOut(t *testing.T) {
+	for machine, profiles := range map[string][2]string{
+		"mtl-165u":        {"governor=performance,epb=0,no_turbo=1,min_perf_pct=50", "powersave:epp=power,epb=15,scaling_max_freq=2GHz@0-3"},
+		"zen4-amd-pstate": {"governor=performance,boost=0,scaling_min_freq=2GHz", "powersave:epp=power@0-7,scaling_max_freq=3GHz"},
+	} {
+		t.Run(machine, func(t *testing.T) {
+			p, q := profiles[0], profiles[1]
+			script := fmt.Sprintf(`D before
+$H apply %[1]q -- true >/dev/null; echo "ok $?" >> $T/codes; D ok
+$H apply %[2]q -- sh -c 'exit 3' >/dev/null; echo "fail $?" >> $T/codes; D fail
+$H apply %[1]q -- sh -c 'kill -9 $$' >/dev/null; echo "cmdkill $?" >> $T/codes; D cmdkill
+for sig in INT TERM HUP; do
+	rm -f $T/started
+	$H apply %[2]q -- sh -c "echo \$\$ > $T/started; exec sleep 60" >/dev/null & pid=$!
+	`+waitStarted+`
+	D during$sig
+	kill -$sig $pid; wait $pid; echo "$sig $?" >> $T/codes; D $sig
+done
+rm -f $T/started
+$H apply %[1]q -- sh -c "echo \$\$ > $T/started; exec sleep 60" >/dev/null & pid=$!
+`+waitStarted+`
+kill -KILL $pid; wait $pid; echo "KILL $?" >> $T/codes; kill -KILL $(cat $T/started)
+D killed
+$H restore; echo "restore1 $?" >> $T/codes
+$H restore; echo "restore2 $?" >> $T/codes
+D restored
+`, p, q)
+			out, dir := emuScript(t, machine, script)
+			want := map[string]string{"ok": "0", "fail": "3", "cmdkill": "137", "INT": "130", "TERM": "143", "HUP": "129",
+				"KILL": "137", "restore1": "0", "restore2": "0"}
+			if d := cmp.Diff(want, codes(t, dir)); d != "" {
+				t.Errorf("exit statuses (-want +got):\n%s\n%s", d, out)
+			}
+			before := readDump(t, dir, "before")
+			for _, name := range []string{"ok", "fail", "cmdkill", "INT", "TERM", "HUP", "restored"} {
+				if d := cmp.Diff(before, readDump(t, dir, name)); d != "" {
+					t.Errorf("%s: not back (-before +after):\n%s", name, d)
+				}
+			}
+			// The comparison can fail: while the profile is applied, and
+			// after SIGKILL before restore, the machine differs.
+			for _, name := range []string{"duringINT", "killed"} {
+				if cmp.Equal(before, readDump(t, dir, name)) {
+					t.Errorf("%s: the profile changed nothing", name)
+				}
+			}
+			if !strings.Contains(out, "restore: every setting is back") || !strings.Contains(out, "restore: no journal, nothing to restore") {
+				t.Errorf("restore output:\n%s", out)
+			}
+		})
+	}
+}
