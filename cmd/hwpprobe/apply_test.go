@@ -170,3 +170,90 @@ D restored
 		})
 	}
 }
+
+// TestApplyBadInput: each bad input is a one-line error, exit status 2,
+// and nothing changed on the (emulated) machine.
+func TestApplyBadInput(t *testing.T) {
+	cases := []struct{ name, args, part string }{
+		{"governor", "schedutil", "offers performance, powersave"},
+		{"epp", "powersave:epp=fast", "unknown EPP"},
+		{"key", "frobnicate=1", `unknown key "frobnicate"`},
+		{"range", "scaling_max_freq=9GHz", "takes 400000-4900000 kHz"},
+		{"pct", "min_perf_pct=101", "want an integer 0-100"},
+		{"busy", "performance:epp=balance_power", "refuses any EPP but 0 under the performance policy"},
+		{"tuned", "tuned:balanced", "tuned"},
+		{"ppd", "ppd:balanced", "power-profiles-daemon"},
+		{"file", "@$T/bad.toml", "bad.toml"},
+	}
+	var script strings.Builder
+	script.WriteString("printf 'governor = \\n' > $T/bad.toml\n")
+	for _, c := range cases {
+		fmt.Fprintf(&script, "D before_%[1]s; $H apply %[2]s >/dev/null 2>$T/%[1]s.err; echo \"%[1]s $?\" >> $T/codes; D after_%[1]s\n", c.name, c.args)
+	}
+	// A journal left by apply without a command refuses the next change.
+	script.WriteString(`D before_all_journal
+$H apply powersave:epp=power >/dev/null; D before_journal
+$H apply performance >/dev/null 2>$T/journal.err; echo "journal $?" >> $T/codes; D after_journal
+$H restore >/dev/null; D after_all_journal
+`)
+	_, dir := emuScript(t, "mtl-165u", script.String())
+	got := codes(t, dir)
+	cases = append(cases, struct{ name, args, part string }{"journal", "performance", "a journal of settings to restore exists: pid"})
+	for _, c := range cases {
+		b, _ := os.ReadFile(filepath.Join(dir, c.name+".err"))
+		msg := string(b)
+		if got[c.name] != "2" || strings.Count(msg, "\n") != 1 || !strings.HasPrefix(msg, "hwpprobe: ") || !strings.Contains(msg, c.part) {
+			t.Errorf("apply %s: exit %s, stderr %q; want 2 and one line with %q", c.args, got[c.name], msg, c.part)
+		}
+		if d := cmp.Diff(readDump(t, dir, "before_"+c.name), readDump(t, dir, "after_"+c.name)); d != "" {
+			t.Errorf("apply %s changed the machine (-before +after):\n%s", c.args, d)
+		}
+	}
+	if d := cmp.Diff(readDump(t, dir, "before_all_journal"), readDump(t, dir, "after_all_journal")); d != "" {
+		t.Errorf("not back after restore (-before +after):\n%s", d)
+	}
+}
+
+// TestApplyNoCPUFreq: on a machine without cpufreq (the emulated bare VM,
+// like the CI VMs) apply says what is missing, exit 2.
+func TestApplyNoCPUFreq(t *testing.T) {
+	_, dir := emuScript(t, "vm-bare", `$H apply performance 2>$T/err; echo "nocpufreq $?" >> $T/codes`)
+	b, _ := os.ReadFile(filepath.Join(dir, "err"))
+	if c := codes(t, dir)["nocpufreq"]; c != "2" || strings.Count(string(b), "\n") != 1 || !strings.Contains(string(b), "no cpufreq scaling driver is loaded") {
+		t.Errorf("exit %s, stderr %q", c, b)
+	}
+}
+
+// TestApplyNotRoot: apply as an unprivileged user is a one-line usage
+// error before anything is read or written; --dry-run works.
+func TestApplyNotRoot(t *testing.T) {
+	cmd, _ := nobodyCmd(t, "apply", "performance")
+	cmd.Env = append(os.Environ(), profile.JournalDirEnv+"="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 || strings.Count(string(out), "\n") != 1 || !strings.Contains(string(out), "not root") {
+		t.Errorf("apply as nobody: %v, %q; want exit 2 and one line saying not root", err, out)
+	}
+}
+
+// TestApplyDaemons: a running daemon that writes the same settings (here
+// a process named thermald) makes apply refuse, one line naming it and
+// the flag; --ignore-daemons applies anyway.
+func TestApplyDaemons(t *testing.T) {
+	script := `cp /bin/sleep $T/thermald; $T/thermald 60 & d=$!
+D before; $H apply powersave:epp=power -- true >/dev/null 2>$T/err; echo "refused $?" >> $T/codes; D after
+$H apply --ignore-daemons powersave:epp=power -- true >/dev/null; echo "ignored $?" >> $T/codes
+kill $d`
+	_, dir := emuScript(t, "mtl-165u", script)
+	b, _ := os.ReadFile(filepath.Join(dir, "err"))
+	got := codes(t, dir)
+	if got["refused"] != "2" || strings.Count(string(b), "\n") != 1 || !strings.Contains(string(b), "thermald (pid ") || !strings.Contains(string(b), "--ignore-daemons") {
+		t.Errorf("with thermald running: exit %s, stderr %q", got["refused"], b)
+	}
+	if got["ignored"] != "0" {
+		t.Errorf("--ignore-daemons: exit %s", got["ignored"])
+	}
+	if d := cmp.Diff(readDump(t, dir, "before"), readDump(t, dir, "after")); d != "" {
+		t.Errorf("refused apply changed the machine:\n%s", d)
+	}
+}
