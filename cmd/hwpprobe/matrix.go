@@ -1,0 +1,91 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/sysfs"
+)
+
+func init() { subcommands = append(subcommands, newMatrixCmd, newProfilesCmd) }
+
+func newMatrixCmd() *cobra.Command {
+	var o profile.MatrixOptions
+	var asJSON bool
+	var expect string
+	cmd := &cobra.Command{
+		Use:   "matrix PROFILE... [--json] [--expect FILE]",
+		Short: "Apply each profile in turn and tabulate what the registers hold per core type",
+		Long: `matrix applies each PROFILE in turn (each from the original settings, nothing
+else runs), reads back per core type what the HWP/CPPC request register and EPB
+hold (or the kernel's refusal), restores the settings, and prints the table.
+With --expect FILE it compares the table with FILE and exits 1 on any
+difference, printing it: for kernel CI, to catch an update that changes what
+a governor or EPP string sends the hardware. See docs/matrix.md.`,
+		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var want []byte
+			if expect != "" {
+				var err error
+				if want, err = os.ReadFile(expect); err != nil {
+					return cli.Usagef("--expect: %w", err)
+				}
+			}
+			src, done := readSources()
+			defer done()
+			o.Options, o.Sources, o.Profiles = profile.Options{FS: src.FS}, src, args
+			vs, err := profile.Matrix(o)
+			if err != nil {
+				return profileError(err)
+			}
+			var text bytes.Buffer
+			profile.WriteMatrix(&text, vs)
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				enc.SetIndent("", "  ")
+				err = enc.Encode(vs)
+			} else {
+				_, err = out.Write(text.Bytes())
+			}
+			if err != nil || expect == "" {
+				return err
+			}
+			return profile.CompareMatrix(text.String(), string(want))
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().StringVar(&expect, "expect", "", "compare the table with this file (the text output of an earlier run); exit 1 on a difference")
+	cmd.Flags().BoolVar(&o.IgnoreDaemons, "ignore-daemons", false, "run although a power daemon runs")
+	return cmd
+}
+
+func newProfilesCmd() *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "profiles [--json]",
+		Short: "List what profiles can name here: governors, EPP strings and their values, EPB, TuneD and ppd profiles",
+		Long:  `profiles lists the machine's governors, its EPP strings with the register values the kernel writes for them on this model, the EPB names and values, the global settings, and the TuneD and power-profiles-daemon profiles installed. See docs/profiles.md.`,
+		Args:  cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := profile.ReadCatalog(sysfs.NewFS(global.root))
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				enc := json.NewEncoder(cmd.OutOrStdout())
+				enc.SetIndent("", "  ")
+				return enc.Encode(c)
+			}
+			profile.WriteCatalog(cmd.OutOrStdout(), c)
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

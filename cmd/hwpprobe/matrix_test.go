@@ -1,0 +1,169 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/profile"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/matrix golden files")
+
+// matrixProfiles is {performance, powersave} x {EPP unset, default,
+// performance, balance_performance, balance_power, power} x EPB {0, 6,
+// 15}, or without EPB ("" only: AMD has no IA32_ENERGY_PERF_BIAS).
+func matrixProfiles(epbs ...string) []string {
+	var ps []string
+	for _, g := range []string{"performance", "powersave"} {
+		for _, b := range epbs {
+			spec := func(epp string) string {
+				s := "governor=" + g
+				if epp != "" {
+					s += ",epp=" + epp
+				}
+				if b != "" {
+					s += ",epb=" + b
+				}
+				return s
+			}
+			ps = append(ps, spec(""))
+			for _, e := range profile.EPPNames {
+				ps = append(ps, spec(e))
+			}
+		}
+	}
+	return ps
+}
+
+// TestMatrix runs `hwpprobe matrix` over matrixProfiles under the
+// emulated machines and checks the result against the kernel's rules
+// (design.md section 1), and the text against the committed golden file
+// with --expect; a changed golden line makes --expect exit 1.
+//
+// mtl-165u (intel_pstate, model 0xAA): performance gives HWP min = max
+// and EPP 0 and refuses every EPP string (performance is 16 there, the
+// others non-zero: EBUSY); powersave's EPP strings give 16/64/179/255,
+// "default" the boot EPP 64. zen4-amd-pstate: performance gives min =
+// nominal perf (commit 0c411b39e4f4) and EPP 0, and takes only
+// epp=performance (0); powersave's strings give 0/128/191/255.
+func TestMatrix(t *testing.T) {
+	type rule struct {
+		eppPerf, minIsMax, minIsNominal bool
+		epp                            map[string]int
+		epbs                           []string
+	}
+	for machine, r := range map[string]rule{
+		"mtl-165u":        {minIsMax: true, epp: map[string]int{"": 64, "default": 64, "performance": 16, "balance_performance": 64, "balance_power": 179, "power": 255}, epbs: []string{"0", "6", "15"}},
+		"zen4-amd-pstate": {eppPerf: true, minIsNominal: true, epp: map[string]int{"": 128, "default": 128, "performance": 0, "balance_performance": 128, "balance_power": 191, "power": 255}, epbs: []string{""}},
+	} {
+		t.Run(machine, func(t *testing.T) {
+			golden := filepath.Join("testdata", "matrix", machine+".txt")
+			profiles := matrixProfiles(r.epbs...)
+			args := strings.Join(quoteAll(profiles), " ")
+			script := fmt.Sprintf(`D before
+$H matrix --json %[1]s > $T/m.json; echo "json $?" >> $T/codes
+$H matrix %[1]s > $T/m.txt; echo "text $?" >> $T/codes
+D after`, args)
+			if !*update {
+				script += fmt.Sprintf(`
+$H matrix --expect %[2]s %[1]s > /dev/null; echo "expect $?" >> $T/codes
+sed '3s/0/1/' %[2]s > $T/changed.txt
+$H matrix --expect $T/changed.txt %[1]s > $T/changed.out 2>&1; echo "changed $?" >> $T/codes`, args, mustAbs(t, golden))
+			}
+			_, dir := emuScript(t, machine, script)
+			got := codes(t, dir)
+			if got["json"] != "0" || got["text"] != "0" {
+				t.Fatalf("matrix exit statuses %v", got)
+			}
+			if d := cmp.Diff(readDump(t, dir, "before"), readDump(t, dir, "after")); d != "" {
+				t.Errorf("matrix left the machine changed:\n%s", d)
+			}
+			text, _ := os.ReadFile(filepath.Join(dir, "m.txt"))
+			if *update {
+				if err := os.WriteFile(golden, text, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			} else if got["expect"] != "0" || got["changed"] != "1" {
+				out, _ := os.ReadFile(filepath.Join(dir, "changed.out"))
+				t.Errorf("--expect: exit %s with the golden file (want 0), %s with a changed one (want 1):\n%s", got["expect"], got["changed"], out)
+			}
+			var vs []profile.Verification
+			b, _ := os.ReadFile(filepath.Join(dir, "m.json"))
+			if err := json.Unmarshal(b, &vs); err != nil {
+				t.Fatal(err)
+			}
+			if len(vs) != len(profiles) {
+				t.Fatalf("%d profiles in the matrix, want %d", len(vs), len(profiles))
+			}
+			for _, v := range vs {
+				checkMatrixRow(t, v, r.eppPerf, r.minIsMax, r.minIsNominal, r.epp)
+			}
+		})
+	}
+}
+
+// checkMatrixRow checks one profile's result against the rules.
+func checkMatrixRow(t *testing.T, v profile.Verification, eppPerf, minIsMax, minIsNominal bool, eppVal map[string]int) {
+	t.Helper()
+	p, err := profile.Parse(v.Profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gov, epp, epb := p.Get(profile.Governor), p.Get(profile.EPP), p.Get(profile.EPB)
+	wantRefused := gov == "performance" && epp != "" && !(eppPerf && epp == "performance")
+	if (v.Refused != "") != wantRefused {
+		t.Errorf("%s: refused %q, want refused %v", v.Profile, v.Refused, wantRefused)
+		return
+	}
+	if wantRefused && !strings.Contains(v.Refused, "EBUSY") {
+		t.Errorf("%s: refusal %q does not name EBUSY", v.Profile, v.Refused)
+	}
+	for _, r := range v.Rows {
+		if r.Min == nil || r.Max == nil || r.RegEPP == nil || (r.EPB == nil) != (epb == "") {
+			t.Errorf("%s %s: registers not read: %+v", v.Profile, r.CoreType, r)
+			continue
+		}
+		want := eppVal[epp]
+		if gov == "performance" {
+			want = 0
+			if minIsMax && *r.Min != *r.Max {
+				t.Errorf("%s %s: HWP min %d != max %d under performance", v.Profile, r.CoreType, *r.Min, *r.Max)
+			}
+			if minIsNominal && (*r.Min != 150 || *r.Max != 190) {
+				t.Errorf("%s %s: CPPC min %d max %d, want nominal 150 and highest 190", v.Profile, r.CoreType, *r.Min, *r.Max)
+			}
+		} else if *r.Min >= *r.Max {
+			t.Errorf("%s %s: min %d >= max %d under powersave", v.Profile, r.CoreType, *r.Min, *r.Max)
+		}
+		if *r.RegEPP != want {
+			t.Errorf("%s %s: EPP %d, want %d", v.Profile, r.CoreType, *r.RegEPP, want)
+		}
+		if r.EPB != nil && fmt.Sprint(*r.EPB) != epb {
+			t.Errorf("%s %s: EPB %d, want %s", v.Profile, r.CoreType, *r.EPB, epb)
+		}
+	}
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = "'" + s + "'"
+	}
+	return out
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	a, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}

@@ -1,0 +1,164 @@
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/hwpprobe/hwpprobe/snapshot"
+)
+
+// ErrMismatch is wrapped when a matrix differs from the expected one.
+var ErrMismatch = errors.New("the matrix differs from the expected one")
+
+// MatrixOptions configure Matrix (`hwpprobe matrix`).
+type MatrixOptions struct {
+	Options
+	Sources       snapshot.Sources
+	Profiles      []string
+	IgnoreDaemons bool
+}
+
+// Matrix applies each profile in turn, starting each from the original
+// settings, reads back per core type what the registers hold (or the
+// refusal, the planner's or the kernel's), and restores the original
+// settings, also on SIGINT, SIGTERM, SIGHUP, SIGQUIT or a panic. Only
+// malformed profiles, a machine without cpufreq, not being root, a journal
+// left from an earlier run and running daemons stop it before any write.
+func Matrix(o MatrixOptions) (out []*Verification, err error) {
+	var ps []*Profile
+	for _, s := range o.Profiles {
+		p, err := Parse(s)
+		if err != nil {
+			return nil, err
+		}
+		ps = append(ps, p)
+	}
+	m, err := matrixChecks(o, ps)
+	if err != nil {
+		return nil, err
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, caught...)
+	defer signal.Stop(sigs)
+	sw, err := Begin(o.Options, "matrix: "+strings.Join(o.Profiles, " "))
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			sw.Restore()
+			panic(r)
+		}
+		res, rerr := sw.Restore()
+		if rerr != nil {
+			err = errors.Join(err, rerr)
+		} else if len(res.Failed) > 0 {
+			err = errors.Join(err, errors.Join(res.Failed...))
+		}
+	}()
+	for _, p := range ps {
+		if sig := pending(sigs); sig != nil {
+			return out, fmt.Errorf("interrupted by %v", sig)
+		}
+		v, err := matrixOne(o, sw, m, p)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// matrixChecks makes the checks that stop a matrix before any write.
+func matrixChecks(o MatrixOptions, ps []*Profile) (*Machine, error) {
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("%w: matrix writes sysfs settings; run it as root", ErrNotRoot)
+	}
+	m, err := ReadMachine(o.FS)
+	if err != nil {
+		return nil, fmt.Errorf("read settings: %w", err)
+	}
+	for _, p := range ps {
+		if _, err := m.Plan(p); errors.Is(err, ErrNoCPUFreq) {
+			return nil, err
+		}
+		if err := CheckProfileDaemon(o.FS, p); err != nil {
+			return nil, err
+		}
+		if !o.IgnoreDaemons {
+			if err := CheckDaemons(DetectDaemons(o.FS), p); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return m, nil
+}
+
+// matrixOne applies one profile from the original settings and verifies
+// it; a refusal is recorded in the verification, not returned.
+func matrixOne(o MatrixOptions, sw *Switcher, m *Machine, p *Profile) (*Verification, error) {
+	if res, err := sw.Revert(); err != nil {
+		return nil, err
+	} else if len(res.Failed) > 0 {
+		return nil, errors.Join(res.Failed...)
+	}
+	_, err := sw.Apply(p)
+	var we *WriteError
+	switch {
+	case errors.Is(err, ErrRefused), errors.As(err, &we):
+		return &Verification{Profile: p.String(), Emulated: o.FS.Emulated(), Refused: strings.TrimPrefix(err.Error(), ErrRefused.Error()+": ")}, nil
+	case err != nil:
+		return nil, err
+	}
+	return Verify(o.Sources, m, p)
+}
+
+// WriteMatrix prints the matrix: one line per profile and core type
+// (CPUs that ended up alike), with the request register's min, max,
+// desired and EPP and the EPB, or the refusal.
+func WriteMatrix(w io.Writer, vs []*Verification) {
+	if len(vs) > 0 && vs[0].Emulated != "" {
+		fmt.Fprintf(w, "EMULATED: machine %q (hwpemu); every value below is emulated\n", vs[0].Emulated)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "profile\tcore type\tCPUs\tgovernor\tEPP (sysfs)\tmin\tmax\tdesired\tEPP\tEPB\trefused")
+	for _, v := range vs {
+		if v.Refused != "" {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n", v.Profile, v.Refused)
+			continue
+		}
+		for _, r := range v.Rows {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\n", v.Profile, r.CoreType, r.CPUs, orDash(r.Governor), orDash(r.EPP),
+				optInt(r.Min), optInt(r.Max), optInt(r.Desired), optInt(r.RegEPP), optInt(r.EPB))
+		}
+	}
+	tw.Flush()
+}
+
+// CompareMatrix compares a matrix's text with the expected text, line by
+// line; the error wraps ErrMismatch and lists the differing lines.
+func CompareMatrix(got, want string) error {
+	g, wnt := strings.Split(strings.TrimRight(got, "\n"), "\n"), strings.Split(strings.TrimRight(want, "\n"), "\n")
+	var diffs []string
+	for i := 0; i < max(len(g), len(wnt)); i++ {
+		var a, b string
+		if i < len(wnt) {
+			a = wnt[i]
+		}
+		if i < len(g) {
+			b = g[i]
+		}
+		if a != b {
+			diffs = append(diffs, fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, a, b))
+		}
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w (%d lines):\n%s", ErrMismatch, len(diffs), strings.Join(diffs, "\n"))
+}
