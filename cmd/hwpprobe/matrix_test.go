@@ -56,8 +56,8 @@ func matrixProfiles(epbs ...string) []string {
 func TestMatrix(t *testing.T) {
 	type rule struct {
 		eppPerf, minIsMax, minIsNominal bool
-		epp                            map[string]int
-		epbs                           []string
+		epp                             map[string]int
+		epbs                            []string
 	}
 	for machine, r := range map[string]rule{
 		"mtl-165u":        {minIsMax: true, epp: map[string]int{"": 64, "default": 64, "performance": 16, "balance_performance": 64, "balance_power": 179, "power": 255}, epbs: []string{"0", "6", "15"}},
