@@ -19,7 +19,9 @@ type Recording struct {
 	// Problem says why reading stopped early: an error wrapping
 	// ErrTruncated or ErrCorrupt. Everything before it was read.
 	Problem error
-	Skipped int // records of unknown types (newer minor versions)
+	// Skipped counts records of types added by a newer minor version of
+	// the format than this reader knows; a file with any is not complete.
+	Skipped int
 }
 
 // Run is one run with everything recorded for it.
@@ -52,8 +54,23 @@ func (r *Run) Column(name string) int { return slices.Index(r.CPUColumns, name) 
 // PackageColumn returns the index of a package column, or -1.
 func (r *Run) PackageColumn(name string) int { return slices.Index(r.PackageColumns, name) }
 
-// Complete reports whether the writer finished the file.
-func (rec *Recording) Complete() bool { return rec.End != nil && rec.Problem == nil }
+// Complete reports whether the writer finished the file and every record
+// of it was read: none damaged, none skipped.
+func (rec *Recording) Complete() bool { return rec.End != nil && rec.Issue() == nil }
+
+// Issue returns what keeps the records read from being the whole file:
+// Problem, or an error wrapping ErrSkipped when records of types newer
+// than this reader were skipped. Nil when nothing was lost.
+func (rec *Recording) Issue() error {
+	switch {
+	case rec.Problem != nil:
+		return rec.Problem
+	case rec.Skipped > 0:
+		return fmt.Errorf("%w: %d records of types this hwpprobe does not know (the file is version %s, this hwpprobe knows %d.%d)",
+			ErrSkipped, rec.Skipped, rec.Version, rec.Version.Major, knownMinor(rec.Version.Major))
+	}
+	return nil
+}
 
 // ReadFile reads a recording from a file. See Read.
 func ReadFile(path string) (*Recording, error) {

@@ -22,11 +22,12 @@ import (
 // PNG's signature).
 const Magic = "\x89HWPREC\n"
 
-// Format version written by this package. Readers accept any minor version
-// of a known major version (newer minors only add record types and JSON
-// fields, which readers skip) and reject other major versions.
+// Format version written by this package. Readers read every minor
+// version of the majors they know (1 and 2): a newer minor may add record
+// types, which are skipped and counted (Recording.Skipped), and JSON fields
+// and columns, which are ignored. Other majors are refused.
 const (
-	VersionMajor = 1
+	VersionMajor = 2
 	VersionMinor = 0
 )
 
@@ -43,11 +44,15 @@ const (
 	encZstdJSON = 1 // JSON compressed as one zstd frame
 )
 
-// Limits protect readers from a corrupt length field.
-const (
-	maxStored  = 64 << 20  // stored payload bytes per record
-	maxDecoded = 256 << 20 // decoded payload bytes per record
-)
+// MaxPayload is the most bytes a record's payload may hold in format 2,
+// stored and decoded (after zstd): the writer splits larger sample and
+// trace batches, and a reader refuses a larger length, or a zstd frame
+// declaring a larger content size, before allocating anything for it.
+const MaxPayload = 16 << 20
+
+// maxPayloadV1 is the limit for format 1 files, whose writer had no
+// decoded limit and refused stored payloads above 64 MiB.
+const maxPayloadV1 = 64 << 20
 
 // Errors. Reader errors wrap one of these, so callers test with errors.Is.
 var (
@@ -58,21 +63,43 @@ var (
 	// ErrTruncated: the file ends inside a record (the writer crashed,
 	// was killed or ran out of disk); every record before it was read.
 	ErrTruncated = errors.New("recording is truncated")
-	// ErrCorrupt: a record fails its checksum or cannot be decoded.
+	// ErrCorrupt: a record fails its checksum or cannot be decoded, or
+	// the stream breaks a rule of the format (a record of an unknown
+	// type, anything after the end record).
 	ErrCorrupt = errors.New("recording is corrupt")
+	// ErrSkipped: records of types added by a newer minor version were
+	// skipped (Recording.Issue).
+	ErrSkipped = errors.New("records were skipped")
 	// ErrClosed: a record was written after Close or after a write error.
 	ErrClosed = errors.New("recording writer is closed")
 )
 
-// checksum is CRC-32C (Castagnoli) of a stored payload. MakeTable returns
-// the package's own precomputed table for this polynomial.
-func checksum(b []byte) uint32 { return crc32.Checksum(b, crc32.MakeTable(crc32.Castagnoli)) }
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// frameChecksum is a record's CRC-32C (Castagnoli). In format 2 it covers
+// the frame header's first 8 bytes (type, encoding, reserved, length) and
+// the stored payload, so that no byte of a record escapes it; in format 1
+// it covered the payload only.
+func frameChecksum(major uint16, hdr, payload []byte) uint32 {
+	if major == 1 {
+		return crc32.Checksum(payload, castagnoli)
+	}
+	return crc32.Update(crc32.Checksum(hdr[:8], castagnoli), castagnoli, payload)
+}
 
 // Version is a format version.
 type Version struct{ Major, Minor uint16 }
 
 // String formats the version as "1.0".
 func (v Version) String() string { return fmt.Sprintf("%d.%d", v.Major, v.Minor) }
+
+// maxPayload is the version's limit on a payload, stored and decoded.
+func (v Version) maxPayload() int {
+	if v.Major == 1 {
+		return maxPayloadV1
+	}
+	return MaxPayload
+}
 
 func appendFileHeader(b []byte) []byte {
 	b = append(b, Magic...)
@@ -89,8 +116,8 @@ func parseFileHeader(b []byte) (Version, error) {
 		return Version{}, fmt.Errorf("%w: the file ends inside its header", ErrTruncated)
 	}
 	v := Version{binary.LittleEndian.Uint16(b[8:]), binary.LittleEndian.Uint16(b[10:])}
-	if v.Major != VersionMajor {
-		return v, fmt.Errorf("%w %s: this hwpprobe reads version %d.x", ErrVersion, v, VersionMajor)
+	if v.Major != 1 && v.Major != VersionMajor {
+		return v, fmt.Errorf("%w %s: this hwpprobe reads versions 1.x and %d.x", ErrVersion, v, VersionMajor)
 	}
 	return v, nil
 }

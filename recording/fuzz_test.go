@@ -13,6 +13,8 @@ func FuzzRead(f *testing.F) {
 	f.Add(good)
 	f.Add(good[:len(good)/2])
 	f.Add([]byte(Magic + "\x01\x00\x00\x00"))
+	f.Add(append(bytes.Clone(good), make([]byte, 64)...))
+	f.Add(v1Fixture(f, "synthetic-2runs.rec"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		rec, err := Read(bytes.NewReader(b))
 		if err != nil {

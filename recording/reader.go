@@ -2,11 +2,13 @@ package recording
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/klauspost/compress/zstd"
 )
@@ -18,6 +20,9 @@ type Reader struct {
 	version Version
 	off     int64 // offset of the next record
 	n       int   // records read
+	ended   bool  // the end record was read
+	stored  bytes.Buffer
+	decoded []byte
 	err     error // sticky
 }
 
@@ -38,7 +43,8 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, err
 	}
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
-		zstd.WithDecoderMaxMemory(maxDecoded))
+		zstd.WithDecoderMaxMemory(uint64(v.maxPayload())), zstd.WithDecodeAllCapLimit(true),
+		zstd.WithDecoderMaxWindow(uint64(v.maxPayload())))
 	if err != nil {
 		return nil, fmt.Errorf("recording: zstd decoder: %w", err)
 	}
@@ -53,7 +59,8 @@ func (r *Reader) Offset() int64 { return r.off }
 
 // Next returns the next record. At the end of a file that ends on a whole
 // record it returns io.EOF; when the file ends inside a record it returns an
-// error wrapping ErrTruncated, and on a bad checksum or payload one
+// error wrapping ErrTruncated; on a bad checksum or payload, a record type
+// the file's version does not have, or anything after the end record, one
 // wrapping ErrCorrupt. Errors are sticky.
 func (r *Reader) Next() (Record, error) {
 	if r.err != nil {
@@ -75,6 +82,8 @@ func (r *Reader) next() (Record, error) {
 	switch {
 	case err == io.EOF:
 		return nil, io.EOF
+	case r.ended:
+		return nil, r.corrupt("data after the end record")
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return nil, r.truncated(n)
 	case err != nil:
@@ -82,29 +91,23 @@ func (r *Reader) next() (Record, error) {
 	}
 	typ, enc := RecordType(h[0]), h[1]
 	size := binary.LittleEndian.Uint32(h[4:])
-	sum := binary.LittleEndian.Uint32(h[8:])
-	if size > maxStored {
-		return nil, r.corrupt("record length %d exceeds the %d-byte limit", size, maxStored)
+	if err := r.checkHeader(typ, enc, h[2]|h[3], size); err != nil {
+		return nil, err
 	}
-	if enc != encJSON && enc != encZstdJSON {
-		return nil, r.corrupt("unknown payload encoding %d", enc)
+	payload, err := r.readPayload(size)
+	if err != nil {
+		return nil, err
 	}
-	payload := make([]byte, size)
-	if m, err := io.ReadFull(r.r, payload); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
-			return nil, r.truncated(frameHeaderLen + m)
-		}
-		return nil, fmt.Errorf("recording: read at offset %d: %w", r.off, err)
-	}
-	if checksum(payload) != sum {
-		return nil, r.corrupt("%s record fails its checksum", typ)
+	if frameChecksum(r.version.Major, h[:], payload) != binary.LittleEndian.Uint32(h[8:]) {
+		return nil, r.corrupt("record fails its checksum")
 	}
 	if enc == encZstdJSON {
-		if payload, err = r.dec.DecodeAll(payload, nil); err != nil {
+		if payload, err = inflate(r.dec, r.decoded, payload, r.version.maxPayload(), r.version.Major > 1); err != nil {
 			return nil, r.corrupt("%s record: %v", typ, err)
 		}
+		r.decoded = payload
 	}
-	rec, err := decodePayload(typ, payload)
+	rec, err := r.decodePayload(typ, payload)
 	if err != nil {
 		return nil, r.corrupt("%s record: %v", typ, err)
 	}
@@ -114,8 +117,50 @@ func (r *Reader) next() (Record, error) {
 		}
 		return nil, r.corrupt("second meta record")
 	}
+	r.ended = typ == TypeEnd
 	r.off += frameHeaderLen + int64(size)
 	return rec, nil
+}
+
+// checkHeader checks a frame header's fields before its payload is read.
+func (r *Reader) checkHeader(typ RecordType, enc, reserved byte, size uint32) error {
+	switch {
+	case size > uint32(r.version.maxPayload()):
+		return r.corrupt("record length %d exceeds the %d-byte limit", size, r.version.maxPayload())
+	case enc != encJSON && enc != encZstdJSON:
+		return r.corrupt("unknown payload encoding %d", enc)
+	case reserved != 0:
+		return r.corrupt("reserved header bytes are not 0")
+	case typ == 0:
+		return r.corrupt("record of type 0")
+	case !slices.Contains(RecordTypes(), typ) && r.version.Minor <= knownMinor(r.version.Major):
+		// Only a newer minor version may hold types this reader lacks.
+		return r.corrupt("record of unknown type %d in a version %s file", typ, r.version)
+	}
+	return nil
+}
+
+// knownMinor is the newest minor version of a major this reader knows.
+func knownMinor(major uint16) uint16 {
+	if major == VersionMajor {
+		return VersionMinor
+	}
+	return 0
+}
+
+// readPayload reads a record's stored payload into a buffer reused across
+// records and grown only as bytes arrive, so that a length field promising
+// more than the file holds costs no allocation.
+func (r *Reader) readPayload(size uint32) ([]byte, error) {
+	r.stored.Reset()
+	m, err := io.CopyN(&r.stored, r.r, int64(size))
+	switch {
+	case err == io.EOF:
+		return nil, r.truncated(frameHeaderLen + int(m))
+	case err != nil:
+		return nil, fmt.Errorf("recording: read at offset %d: %w", r.off, err)
+	}
+	return r.stored.Bytes(), nil
 }
 
 func (r *Reader) truncated(got int) error {
@@ -127,34 +172,50 @@ func (r *Reader) corrupt(format string, a ...any) error {
 	return fmt.Errorf("%w at offset %d (record %d): %s", ErrCorrupt, r.off, r.n+1, fmt.Sprintf(format, a...))
 }
 
-func decodePayload(t RecordType, p []byte) (Record, error) {
+// decodePayload decodes a JSON payload. Format 1.0 payloads are decoded
+// strictly: 1.0 had no other fields, and every record type has a field no
+// other type has, so a type byte (outside 1.0's checksum) changed into
+// another known type shows as an unknown field.
+func (r *Reader) decodePayload(t RecordType, p []byte) (Record, error) {
+	strict := r.version == Version{1, 0}
 	switch t {
 	case TypeMeta:
-		return decodeJSON[Meta](p)
+		return decodeJSON[Meta](p, strict)
 	case TypeRunStart:
-		return decodeJSON[RunStart](p)
+		return decodeJSON[RunStart](p, strict)
 	case TypeSnapshot:
-		return decodeJSON[Snapshot](p)
+		return decodeJSON[Snapshot](p, strict)
 	case TypeSamples:
-		return decodeJSON[Samples](p)
+		return decodeJSON[Samples](p, strict)
 	case TypeTrace:
-		return decodeJSON[Trace](p)
+		return decodeJSON[Trace](p, strict)
 	case TypeProcess:
-		return decodeJSON[Process](p)
+		return decodeJSON[Process](p, strict)
 	case TypeRunEnd:
-		return decodeJSON[RunEnd](p)
+		return decodeJSON[RunEnd](p, strict)
 	case TypeNote:
-		return decodeJSON[Note](p)
+		return decodeJSON[Note](p, strict)
 	case TypeEnd:
-		return decodeJSON[End](p)
+		return decodeJSON[End](p, strict)
 	}
-	return Unknown{RecType: t, Payload: p}, nil
+	return Unknown{RecType: t, Payload: bytes.Clone(p)}, nil
 }
 
-func decodeJSON[T Record](p []byte) (Record, error) {
+func decodeJSON[T Record](p []byte, strict bool) (Record, error) {
 	var v T
-	if err := json.Unmarshal(p, &v); err != nil {
+	if !strict {
+		if err := json.Unmarshal(p, &v); err != nil {
+			return nil, err
+		}
+		return v, nil
+	}
+	d := json.NewDecoder(bytes.NewReader(p))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&v); err != nil {
 		return nil, err
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("data after the JSON value")
 	}
 	return v, nil
 }

@@ -288,30 +288,6 @@ func TestCorruptRecord(t *testing.T) {
 	}
 }
 
-// TestUnknownRecordSkipped: a newer minor version may add record types.
-func TestUnknownRecordSkipped(t *testing.T) {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testMeta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, r := range []Record{RunStart{Run: 1}, Unknown{RecType: 42, Payload: []byte(`{"x":1}`)}, RunEnd{Run: 1, ExitCode: 3}} {
-		if err := w.Write(r); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(End{Status: StatusComplete}); err != nil {
-		t.Fatal(err)
-	}
-	rec, err := Read(&buf)
-	if err != nil || rec.Problem != nil {
-		t.Fatal(err, rec.Problem)
-	}
-	if rec.Skipped != 1 || rec.Runs[0].End.ExitCode != 3 {
-		t.Errorf("Skipped %d, end %+v", rec.Skipped, rec.Runs[0].End)
-	}
-}
-
 func TestOrphanRecordIsCorrupt(t *testing.T) {
 	var buf bytes.Buffer
 	w, _ := NewWriter(&buf, testMeta())

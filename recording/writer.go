@@ -3,6 +3,7 @@ package recording
 import (
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,17 +30,22 @@ type Writer struct {
 	off int64 // bytes written that form whole records
 	err error // sticky
 	buf []byte
+	// limit is the largest payload written, MaxPayload (lowered by
+	// tests).
+	limit int
 }
 
 // NewWriter writes the file header and meta record to w and returns a
 // Writer for the records that follow.
 func NewWriter(w io.Writer, meta Meta) (*Writer, error) {
 	enc, err := zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1),
-		zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithZeroFrames(true))
+		zstd.WithEncoderLevel(zstd.SpeedDefault), zstd.WithZeroFrames(true),
+		// Single segment: the frame header always declares the content size.
+		zstd.WithSingleSegment(true))
 	if err != nil {
 		return nil, fmt.Errorf("recording: zstd encoder: %w", err)
 	}
-	wr := &Writer{w: w, enc: enc}
+	wr := &Writer{w: w, enc: enc, limit: MaxPayload}
 	if err := wr.write(appendFileHeader(nil)); err != nil {
 		return nil, err
 	}
@@ -50,19 +56,26 @@ func NewWriter(w io.Writer, meta Meta) (*Writer, error) {
 }
 
 // Write appends one record. Unknown records are written back as they were
-// read (for tools that copy recordings).
+// read (for tools that copy recordings). A Samples or Trace batch whose
+// payload would exceed MaxPayload is written as several records.
 func (w *Writer) Write(r Record) error {
 	if w.err != nil {
 		return w.err
 	}
-	var payload []byte
-	if u, ok := r.(Unknown); ok {
-		payload = u.Payload
-	} else {
-		var err error
-		if payload, err = json.Marshal(r); err != nil {
-			return fmt.Errorf("recording: encode %s record: %w", r.Type(), err)
+	if u, ok := r.(Unknown); ok && u.RecType == 0 {
+		return fmt.Errorf("recording: record type 0 is not valid")
+	}
+	payload, err := w.encode(r)
+	if errors.Is(err, errTooLarge) {
+		if a, b, ok := split(r); ok {
+			if err := w.Write(a); err != nil {
+				return err
+			}
+			return w.Write(b)
 		}
+	}
+	if err != nil {
+		return err
 	}
 	enc := byte(encJSON)
 	if len(payload) >= compressMin {
@@ -70,16 +83,57 @@ func (w *Writer) Write(r Record) error {
 			payload, enc = z, encZstdJSON
 		}
 	}
-	if len(payload) > maxStored {
-		return fmt.Errorf("recording: %s record of %d bytes exceeds the %d-byte limit", r.Type(), len(payload), maxStored)
-	}
 	b := w.buf[:0]
 	b = append(b, byte(r.Type()), enc, 0, 0)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
-	b = binary.LittleEndian.AppendUint32(b, checksum(payload))
+	b = binary.LittleEndian.AppendUint32(b, frameChecksum(VersionMajor, b, payload))
 	b = append(b, payload...)
 	w.buf = b
 	return w.write(b)
+}
+
+// errTooLarge: a record's payload exceeds MaxPayload.
+var errTooLarge = errors.New("record too large")
+
+// encode returns a record's payload before compression.
+func (w *Writer) encode(r Record) ([]byte, error) {
+	var payload []byte
+	if u, ok := r.(Unknown); ok {
+		payload = u.Payload
+	} else {
+		var err error
+		if payload, err = json.Marshal(r); err != nil {
+			return nil, fmt.Errorf("recording: encode %s record: %w", r.Type(), err)
+		}
+	}
+	if len(payload) > w.limit {
+		return nil, fmt.Errorf("recording: %s record of %d bytes exceeds the %d-byte limit: %w",
+			r.Type(), len(payload), w.limit, errTooLarge)
+	}
+	return payload, nil
+}
+
+// split halves a batch of more than one sample or event.
+func split(r Record) (Record, Record, bool) {
+	switch r := r.(type) {
+	case Samples:
+		if len(r.Samples) < 2 {
+			return nil, nil, false
+		}
+		a, b := r, r
+		h := len(r.Samples) / 2
+		a.Samples, b.Samples = r.Samples[:h], r.Samples[h:]
+		return a, b, true
+	case Trace:
+		if len(r.Events) < 2 {
+			return nil, nil, false
+		}
+		a, b := r, r
+		h := len(r.Events) / 2
+		a.Events, b.Events, b.Lost = r.Events[:h], r.Events[h:], 0
+		return a, b, true
+	}
+	return nil, nil, false
 }
 
 func (w *Writer) write(b []byte) error {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,13 +35,21 @@ See docs/export.md.`,
 			if err != nil {
 				return err
 			}
-			if rec.Problem != nil {
-				fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: %s: %v; exporting what was read\n", args[0], rec.Problem)
+			if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: %s: %v; exporting what was read\n", args[0], err)
 			}
 			if out == "" {
-				return export.WriteCSV(cmd.OutOrStdout(), rec)
+				err = export.WriteCSV(cmd.OutOrStdout(), rec)
+			} else {
+				err = writeFileAtomic(out, func(f *os.File) error { return export.WriteCSV(f, rec) })
 			}
-			return writeFileAtomic(out, func(f *os.File) error { return export.WriteCSV(f, rec) })
+			if err != nil {
+				return err
+			}
+			if err := corruptError(args[0], rec); err != nil {
+				return fmt.Errorf("%w; exported what was read before it", err)
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "write CSV (the only format so far)")

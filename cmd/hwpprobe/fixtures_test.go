@@ -1,10 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -48,4 +53,69 @@ func checkFixtureOutput(t *testing.T, rec, golden string) {
 			t.Errorf("hwpprobe %v (-want +got):\n%s", c.args, diff)
 		}
 	}
+}
+
+// TestShowExportCorrupt: a damaged file (a flipped byte, a zero-filled
+// tail, endless zeros on a pipe) makes show and export print what they
+// read before the damage and exit 1, in both format versions.
+func TestShowExportCorrupt(t *testing.T) {
+	dir := t.TempDir()
+	v2 := filepath.Join(dir, "v2.rec")
+	if _, stderr, code := runBin(t, "record", "--no-trace", "-o", v2, "--", "true"); code != 0 {
+		t.Fatalf("record: %d %s", code, stderr)
+	}
+	for _, src := range []string{filepath.Join(v1Fixtures, "emu-mtl.rec"), v2} {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		flipped := bytes.Clone(b)
+		flipped[len(b)*2/3] ^= 0x10
+		zeroTail := append(bytes.Clone(b[:len(b)/2]), make([]byte, 1<<20)...)
+		for name, content := range map[string][]byte{"flipped": flipped, "zero-tail": zeroTail} {
+			path := filepath.Join(dir, name+".rec")
+			if err := os.WriteFile(path, content, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			for _, args := range [][]string{{"show", path}, {"export", "--csv", path}} {
+				stdout, stderr, code := runBin(t, args...)
+				if code != 1 || !strings.Contains(stderr, "recording is corrupt") || !strings.Contains(stdout, "\n") {
+					t.Errorf("%s %v: exit %d, stderr %q, %d bytes of output", filepath.Base(src), args, code, stderr, len(stdout))
+				}
+			}
+		}
+		for _, cut := range []int{482, len(b) / 3} {
+			stdin := io.MultiReader(bytes.NewReader(b[:cut]), zeros{})
+			_, stderr, code := runBinStdin(t, stdin, "show", "/dev/stdin")
+			if code != 1 || !strings.Contains(stderr, "recording is corrupt") {
+				t.Errorf("%s cut at %d, then endless zeros: exit %d, stderr %q", filepath.Base(src), cut, code, stderr)
+			}
+		}
+	}
+}
+
+// zeros reads zero bytes forever, as /dev/zero.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) { clear(p); return len(p), nil }
+
+// runBinStdin is runBin with standard input from r, ended after a minute
+// (a reader that does not stop at the damage would read zeros forever).
+func runBinStdin(t *testing.T, r io.Reader, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpprobeBin, args...)
+	var o, e stringsBuilder
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r, &o, &e
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("hwpprobe %v did not end within a minute", args)
+	}
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return o.String(), e.String(), code
 }

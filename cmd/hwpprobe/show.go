@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -29,7 +30,7 @@ shown up to its last whole record, with a line saying so. See docs/show.md.`,
 				return err
 			}
 			w := cmd.OutOrStdout()
-			if err := summary.WriteHeader(w, rec.Meta, rec.End, rec.Problem); err != nil {
+			if err := summary.WriteHeader(w, rec.Meta, rec.End, rec.Issue()); err != nil {
 				return err
 			}
 			shown := 0
@@ -46,12 +47,22 @@ shown up to its last whole record, with a line saying so. See docs/show.md.`,
 				return cli.Usagef("show: %s has no run %d (it has %d runs)", args[0], runID, len(rec.Runs))
 			}
 			if len(rec.Runs) == 0 {
-				_, err := fmt.Fprintln(w, "no runs recorded")
-				return err
+				if _, err := fmt.Fprintln(w, "no runs recorded"); err != nil {
+					return err
+				}
 			}
-			return nil
+			return corruptError(args[0], rec)
 		},
 	}
 	cmd.Flags().IntVar(&runID, "run", 0, "show only run N (default: every run)")
 	return cmd
+}
+
+// corruptError is the error show and export end with, after using what
+// they read, when the file is damaged (not merely cut short).
+func corruptError(path string, rec *recording.Recording) error {
+	if errors.Is(rec.Problem, recording.ErrCorrupt) {
+		return fmt.Errorf("%s: %w", path, rec.Problem)
+	}
+	return nil
 }
