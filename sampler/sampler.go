@@ -32,7 +32,7 @@ type Sampler struct {
 type accum struct {
 	n                        int
 	aperf, mperf, tsc, instr float64
-	tscOnlyN                 float64 // CPUs with a TSC but no APERF/MPERF
+	tscOnly, tscOnlyN        float64 // TSC sum and count of CPUs with a TSC but no APERF/MPERF
 	mux                      bool
 	maxTmp                   float64
 	haveTmp                  bool
@@ -293,10 +293,14 @@ func reg(cur, prev uint64, src Source, prevOK bool) Reg {
 	return r
 }
 
-// add accumulates a CPU's counts into a summary row. A CPU counts in the
-// frequency sums only when its APERF, MPERF and TSC are all present.
+// add accumulates a CPU's counts into a summary row, as turbostat's
+// sum_counters(): a CPU whose APERF, MPERF and TSC were read counts in the
+// frequency sums and in the divisor, also when it was idle for the whole
+// interval (MPERF did not advance, so it has no Bzy_MHz of its own); a CPU
+// whose counters could not be read is in neither.
 func (s *Sampler) add(a *accum, c *CPU) {
-	if c.BzyMHz.Src != SrcNone && c.AvgMHz.Src != SrcNone {
+	switch {
+	case c.AvgMHz.Src != SrcNone && c.TSCMHz.Src != SrcNone:
 		a.n++
 		a.aperf += float64(c.Counts.APERF)
 		a.mperf += float64(c.Counts.MPERF)
@@ -305,9 +309,9 @@ func (s *Sampler) add(a *accum, c *CPU) {
 		if c.IPC.Src != SrcNone {
 			a.instr += float64(c.Counts.Instructions)
 		}
-	} else if c.TSCMHz.Src != SrcNone {
+	case c.TSCMHz.Src != SrcNone:
 		// TSC without APERF/MPERF (perf msr PMU with tsc only).
-		a.tsc += float64(c.Counts.TSC)
+		a.tscOnly += float64(c.Counts.TSC)
 		a.tscOnlyN++
 	}
 	if c.CoreTmp.Src != SrcNone && (!a.haveTmp || c.CoreTmp.V > a.maxTmp) {
@@ -346,7 +350,7 @@ func (s *Sampler) summary(sm *Summary, t CoreType, a *accum, dt float64, pkgs []
 			sm.IPC = Value{V: a.instr / a.aperf, Src: st.Instructions, Flags: f}
 		}
 	} else if a.tscOnlyN > 0 {
-		sm.TSCMHz = Value{V: a.tsc / a.tscOnlyN / 1e6 / dt, Src: st.TSC}
+		sm.TSCMHz = Value{V: a.tscOnly / a.tscOnlyN / 1e6 / dt, Src: st.TSC}
 	}
 	if a.haveTmp {
 		sm.CoreTmp = Value{V: a.maxTmp, Src: st.CoreTmp}
