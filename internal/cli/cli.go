@@ -49,7 +49,9 @@ func (e ExitCodeError) Error() string {
 func (e ExitCodeError) Unwrap() error { return e.Err }
 
 // Status returns the exit status for err, what a command's Execute
-// returned, after printing err to stderr as "prog: err": ExitOK for nil,
+// returned, after printing err to stderr as one line, "prog: err" with
+// err's text through OneLine (user input in it cannot split the line or
+// reach the terminal as control sequences): ExitOK for nil,
 // an ExitCodeError's Code (printing its Err only when there is one),
 // ExitUsage for a UsageError or an error isUsage recognises, ExitError
 // otherwise.
@@ -60,11 +62,11 @@ func Status(err error, prog string, stderr io.Writer, isUsage func(error) bool) 
 	var ec ExitCodeError
 	if errors.As(err, &ec) {
 		if ec.Err != nil {
-			fmt.Fprintln(stderr, prog+":", ec.Err)
+			fmt.Fprintln(stderr, prog+":", OneLine(ec.Err.Error()))
 		}
 		return ec.Code
 	}
-	fmt.Fprintln(stderr, prog+":", err)
+	fmt.Fprintln(stderr, prog+":", OneLine(err.Error()))
 	var ue UsageError
 	if errors.As(err, &ue) || isUsage(err) {
 		return ExitUsage

@@ -20,6 +20,8 @@ func TestStatus(t *testing.T) {
 		{fmt.Errorf("flag: %w", Usagef("bad %d", 3)), never, ExitUsage, "prog: flag: bad 3\n"},
 		{errors.New("unknown flag --x"), func(error) bool { return true }, ExitUsage, "prog: unknown flag --x\n"},
 		{ExitCodeError{Code: 7}, never, 7, ""},
+		{Usagef("decode %s: bad", "R=1\n\x1b[2J\u202e"), never, ExitUsage, "prog: decode R=1\\n\\x1b[2J\\u202e: bad\n"},
+		{ExitCodeError{Code: 3, Err: errors.New("a\rb")}, never, 3, "prog: a\\rb\n"},
 		{ExitCodeError{Code: 126, Err: errors.New("cmd: not executable")}, never, 126, "prog: cmd: not executable\n"},
 	} {
 		var b strings.Builder
