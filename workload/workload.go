@@ -52,13 +52,13 @@ func SudoCredential(getenv func(string) string) (*Credential, error) {
 	if su == "" && sg == "" {
 		return nil, nil
 	}
-	uid, err := strconv.ParseUint(su, 10, 32)
+	uid, err := parseID(su)
 	if err != nil {
-		return nil, fmt.Errorf("SUDO_UID=%q is not a user id", su)
+		return nil, fmt.Errorf("SUDO_UID=%q is not a user id: %w", su, err)
 	}
-	gid, err := strconv.ParseUint(sg, 10, 32)
+	gid, err := parseID(sg)
 	if err != nil {
-		return nil, fmt.Errorf("SUDO_GID=%q is not a group id", sg)
+		return nil, fmt.Errorf("SUDO_GID=%q is not a group id: %w", sg, err)
 	}
 	c := &Credential{UID: uint32(uid), GID: uint32(gid), Groups: []uint32{uint32(gid)}}
 	if u, err := user.LookupId(su); err == nil {
@@ -72,6 +72,24 @@ func SudoCredential(getenv func(string) string) (*Credential, error) {
 		}
 	}
 	return c, nil
+}
+
+// maxID is the largest user or group id: (uid_t)-1, 4294967295, means
+// "no id" to setuid(2), chown(2) and setgroups(2).
+const maxID = 1<<32 - 2
+
+// ErrBadID is wrapped by SudoCredential's error for a SUDO_UID or SUDO_GID
+// that is not a canonical decimal id in 0..4294967294.
+var ErrBadID = errors.New("want a decimal id from 0 to 4294967294 without sign or leading zeros")
+
+// parseID parses a user or group id as sudo writes it: canonical decimal
+// (no sign, no leading zeros, no spaces), at most maxID.
+func parseID(s string) (uint32, error) {
+	v, err := strconv.ParseUint(s, 10, 32)
+	if err != nil || v > maxID || strconv.FormatUint(v, 10) != s {
+		return 0, ErrBadID
+	}
+	return uint32(v), nil
 }
 
 // Spec describes the command.

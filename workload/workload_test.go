@@ -136,6 +136,18 @@ func TestSudoCredential(t *testing.T) {
 		{map[string]string{"SUDO_UID": "4000123", "SUDO_GID": "4000124"}, &Credential{4000123, 4000124, []uint32{4000124}}, false},
 		{map[string]string{"SUDO_UID": "x", "SUDO_GID": "1"}, nil, true},
 		{map[string]string{"SUDO_UID": "1"}, nil, true},
+		{map[string]string{"SUDO_UID": "0", "SUDO_GID": "0"}, &Credential{0, 0, []uint32{0}}, false},
+		{map[string]string{"SUDO_UID": "4294967294", "SUDO_GID": "4294967294"}, &Credential{4294967294, 4294967294, []uint32{4294967294}}, false},
+		// (uid_t)-1 is "no id" to setuid(2) and chown(2); non-canonical
+		// spellings are not what sudo writes.
+		{map[string]string{"SUDO_UID": "4294967295", "SUDO_GID": "1"}, nil, true},
+		{map[string]string{"SUDO_UID": "1", "SUDO_GID": "4294967295"}, nil, true},
+		{map[string]string{"SUDO_UID": "4294967296", "SUDO_GID": "1"}, nil, true},
+		{map[string]string{"SUDO_UID": "0065534", "SUDO_GID": "1"}, nil, true},
+		{map[string]string{"SUDO_UID": "+1", "SUDO_GID": "1"}, nil, true},
+		{map[string]string{"SUDO_UID": " 1", "SUDO_GID": "1"}, nil, true},
+		{map[string]string{"SUDO_UID": "1", "SUDO_GID": "-1"}, nil, true},
+		{map[string]string{"SUDO_UID": "1", "SUDO_GID": "1\n"}, nil, true},
 	}
 	for _, tt := range tests {
 		got, err := SudoCredential(func(k string) string { return tt.env[k] })

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -64,7 +63,7 @@ hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
 	f.SetInterspersed(false) // everything from CMD on is CMD's
 	f.StringVarP(&o.out, "output", "o", "", "recording file to write (required)")
 	f.DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "sampling interval")
-	f.StringVarP(&o.cpuSpec, "cpus", "C", "", "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
+	cli.CPUListVar(f, &o.cpuSpec, "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
 	f.BoolVar(&o.force, "force", false, "overwrite FILE if it exists")
 	f.StringVar(&o.traceMSRs, "trace-msrs", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "MSRs whose kernel writes are traced: names or hex numbers, comma-separated (as trace --msr)")
 	f.BoolVar(&o.noTrace, "no-trace", false, "do not trace the kernel's MSR writes")
@@ -99,7 +98,7 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	// Catch the signals from now on: a Ctrl-C while setting up is
 	// forwarded to CMD as soon as it exists, and the file still ends well.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	signal.Notify(sigs, cli.StopSignals...)
 	defer signal.Stop(sigs)
 
 	// The output is created before anything runs: an unwritable path

@@ -54,7 +54,7 @@ fix it. It exits 0 with whatever it could read. See docs/snapshot.md.`,
 			return snapshot.WriteText(out, s)
 		},
 	}
-	cmd.Flags().StringVarP(&cpuSpec, "cpus", "C", "", "CPUs to show, e.g. 0-3,8 (default: every online CPU)")
+	cli.CPUListVar(cmd.Flags(), &cpuSpec, "CPUs to show, e.g. 0-3,8 (default: every online CPU)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema in docs/snapshot.md)")
 	return cmd
 }

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -59,7 +58,7 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), cli.StopSignals...)
 			defer stop()
 			return runTrace(ctx, cmd, f, args)
 		},
@@ -67,7 +66,7 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.msrs, "msr", "", "MSRs to trace: register names or hex numbers, comma-separated (default: HWP, EPB, PERF_CTL and CPPC registers)")
 	fl.StringVar(&f.events, "events", "power", `other tracepoints: "power" (those of the power and amd_cpu groups this kernel has), "none", or group:name,...`)
-	fl.StringVarP(&f.cpus, "cpus", "C", "", "CPUs to trace, e.g. 0-3,8 (default: all)")
+	cli.CPUListVar(fl, &f.cpus, "CPUs to trace, e.g. 0-3,8 (default: all)")
 	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: until Ctrl-C or until CMD exits)")
 	fl.BoolVar(&f.json, "json", false, "one JSON object per event, then a summary object")
 	fl.BoolVar(&f.countOnly, "count-only", false, "count matching writes in the kernel, print no events")

@@ -54,7 +54,7 @@ Ctrl-C stops it. See docs/watch.md.`,
 					return cli.UsageError{Err: err}
 				}
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), cli.StopSignals...)
 			defer stop()
 			return runWatch(ctx, cmd.OutOrStdout(), watchOptions{
 				interval: interval, cpuSpec: cpuSpec, cols: cols, perCPU: perCPU, count: count,
@@ -63,7 +63,7 @@ Ctrl-C stops it. See docs/watch.md.`,
 	}
 	f := cmd.Flags()
 	f.DurationVarP(&interval, "interval", "i", time.Second, "sampling interval")
-	f.StringVarP(&cpuSpec, "cpus", "C", "", "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
+	cli.CPUListVar(f, &cpuSpec, "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
 	f.StringVar(&show, "show", "", "columns to show, comma-separated (default: every available one): "+fmt.Sprint(sampler.ColumnNames()))
 	f.BoolVar(&perCPU, "per-cpu", false, "one row per CPU besides the summaries")
 	f.IntVarP(&count, "num-iterations", "n", 0, "stop after this many samples (default: until Ctrl-C)")

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestStopSignals: every signal a user ends a program with (Ctrl-C, kill,
+// a closed terminal, Ctrl-\) ends watch and trace as Ctrl-C does: what
+// they printed so far, exit 0, one clean ending; SIGQUIT dumps no
+// goroutine stacks.
+func TestStopSignals(t *testing.T) {
+	for _, argv := range [][]string{
+		{"watch", "-i", "50ms"},
+		{"trace", "--msr", "0x6e0", "--events", "none", "--count-only"},
+	} {
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT} {
+			t.Run(argv[0]+"/"+sig.String(), func(t *testing.T) {
+				stderr, err := runUntilSignal(t, argv, sig)
+				if err != nil {
+					t.Errorf("after %v: %v, want exit status 0\nstderr:\n%s", sig, err, stderr)
+				}
+				if strings.Contains(stderr, "goroutine ") || strings.Contains(stderr, "SIGQUIT") {
+					t.Errorf("after %v: stack dump on stderr:\n%.2000s", sig, stderr)
+				}
+			})
+		}
+	}
+}
+
+// runUntilSignal starts hwpprobe with argv, waits until it has started
+// its work (watch: the first row on stdout; trace: "tracing" on stderr),
+// sends sig, and returns its stderr and how it ended; the whole run is
+// bounded.
+func runUntilSignal(t *testing.T, argv []string, sig syscall.Signal) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpprobeBin, argv...)
+	var stderr bytes.Buffer
+	var stdout bytes.Buffer
+	pr, pw := io.Pipe()
+	ready := "\n"
+	if argv[0] == "trace" {
+		cmd.Stdout, cmd.Stderr, ready = &stdout, io.MultiWriter(&stderr, pw), "tracing"
+	} else {
+		cmd.Stdout, cmd.Stderr = io.MultiWriter(&stdout, pw), &stderr
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	seen := make(chan bool, 1)
+	go func() {
+		var got []byte
+		buf := make([]byte, 4096)
+		for {
+			n, err := pr.Read(buf)
+			got = append(got, buf[:n]...)
+			if bytes.Contains(got, []byte(ready)) {
+				seen <- true
+				io.Copy(io.Discard, pr)
+				return
+			}
+			if err != nil {
+				seen <- false
+				return
+			}
+		}
+	}()
+	select {
+	case ok := <-seen:
+		if !ok {
+			t.Fatalf("%v ended before it started", argv)
+		}
+	case <-ctx.Done():
+		t.Fatalf("%v did not start within the bound", argv)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	err := cmd.Wait()
+	pw.Close()
+	return stderr.String(), err
+}
+
+// TestEmptyCPUList: -C with an empty or blank list is a one-line usage
+// error in every command that takes -C (it used to mean every CPU).
+func TestEmptyCPUList(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "x.rec")
+	for _, argv := range [][]string{
+		{"snapshot", "-C", ""},
+		{"snapshot", "--cpus="},
+		{"watch", "-n", "1", "-C", " "},
+		{"trace", "--duration", "10ms", "-C", ""},
+		{"record", "-o", out, "-C", "", "--", "true"},
+	} {
+		stdout, stderr, code := runBin(t, argv...)
+		if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "empty CPU list") || stdout != "" {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q; want exit 2 and one line saying the list is empty", argv, code, stdout, stderr)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("record -C '' created its output")
+	}
+}
+
+// TestRecordBadSudoID: a SUDO_UID or SUDO_GID that is not a canonical id
+// in 0..4294967294 is a one-line usage error before anything runs.
+func TestRecordBadSudoID(t *testing.T) {
+	dir := t.TempDir()
+	mark := filepath.Join(dir, "ran")
+	for _, env := range [][2]string{
+		{"4294967295", "1000"}, {"1000", "4294967295"}, {"01000", "1000"}, {"1000", "+1000"}, {"", "1000"},
+	} {
+		cmd := exec.Command(hwpprobeBin, "record", "-o", filepath.Join(dir, "x.rec"), "--", "touch", mark)
+		cmd.Env = append(os.Environ(), "SUDO_UID="+env[0], "SUDO_GID="+env[1])
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		code := cmd.ProcessState.ExitCode()
+		if code != exitUsage || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("SUDO_UID=%q SUDO_GID=%q: exit %d (%v), stderr %q; want exit 2 and one line", env[0], env[1], code, err, stderr.String())
+		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("CMD ran with a bad SUDO_UID/SUDO_GID")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("left behind: %v", fmt.Sprint(entries))
+	}
+}
