@@ -3,11 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/export"
@@ -31,25 +31,7 @@ See docs/export.md.`,
 			if !asCSV {
 				return cli.Usagef("export: choose a format: --csv")
 			}
-			rec, err := recording.ReadFile(args[0])
-			if err != nil {
-				return err
-			}
-			if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
-				fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: %s: %v; exporting what was read\n", args[0], err)
-			}
-			if out == "" {
-				err = export.WriteCSV(cmd.OutOrStdout(), rec)
-			} else {
-				err = writeFileAtomic(out, func(f *os.File) error { return export.WriteCSV(f, rec) })
-			}
-			if err != nil {
-				return err
-			}
-			if err := corruptError(args[0], rec); err != nil {
-				return fmt.Errorf("%w; exported what was read before it", err)
-			}
-			return nil
+			return runExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], out)
 		},
 	}
 	cmd.Flags().BoolVar(&asCSV, "csv", false, "write CSV (the only format so far)")
@@ -57,31 +39,40 @@ See docs/export.md.`,
 	return cmd
 }
 
-// writeFileAtomic writes path through a temporary file in the same
-// directory, renamed over path only when write and sync succeed, so that a
-// failure never leaves a half-written file.
-func writeFileAtomic(path string, write func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+// runExport writes the CSV of the recording at in to stdout, or to the
+// file out: never over the recording itself (by any name), and through a
+// temporary file renamed to out only when complete.
+func runExport(stdout, stderr io.Writer, in, out string) error {
+	var file *atomicfile.File
+	if out != "" {
+		var err error
+		file, err = atomicfile.Create(out, atomicfile.Options{Inputs: []string{in}, Replace: true})
+		if errors.Is(err, atomicfile.ErrSameFile) {
+			return cli.Usagef("export: -o %w", err)
+		}
+		if err != nil {
+			return fmt.Errorf("export: cannot create %s: %w", out, err)
+		}
+		defer file.Abort()
+		stdout = file
+	}
+	rec, err := recording.ReadFile(in)
 	if err != nil {
-		return fmt.Errorf("cannot create %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
+		fmt.Fprintf(stderr, "hwpprobe: %s: %v; exporting what was read\n", in, err)
+	}
+	if err := export.WriteCSV(stdout, rec); err != nil {
+		return fmt.Errorf("export: write %s: %w", out, err)
+	}
+	if file != nil {
+		if err := file.Commit(); err != nil {
+			return err
+		}
+	}
+	if err := corruptError(in, rec); err != nil {
+		return fmt.Errorf("%w; exported what was read before it", err)
 	}
 	return nil
 }

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestStopSignals: every signal a user ends a program with (Ctrl-C, kill,
@@ -137,5 +139,73 @@ func TestRecordBadSudoID(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("left behind: %v", fmt.Sprint(entries))
+	}
+}
+
+// TestExportOverInput: export never writes over the recording it reads,
+// by its own name, a hard link, a symbolic link or another spelling of
+// the path (usage error, the recording unchanged).
+func TestExportOverInput(t *testing.T) {
+	dir := t.TempDir()
+	rec := filepath.Join(dir, "run.rec")
+	if _, stderr, code := runBin(t, "record", "--no-trace", "-o", rec, "--", "true"); code != 0 {
+		t.Fatalf("record: %d %s", code, stderr)
+	}
+	before, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hard, sym := filepath.Join(dir, "hard.rec"), filepath.Join(dir, "sym.rec")
+	if err := os.Link(rec, hard); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("run.rec", sym); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range [][2]string{{rec, rec}, {hard, rec}, {rec, hard}, {sym, rec}, {rec, sym}, {dir + "/./run.rec", rec}} {
+		stdout, stderr, code := runBin(t, "export", "--csv", "-o", tt[0], tt[1])
+		if code != exitUsage || stdout != "" || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "also an input") {
+			t.Errorf("export -o %s %s: exit %d, stderr %q; want 2 and one line", tt[0], tt[1], code, stderr)
+		}
+	}
+	if after, _ := os.ReadFile(rec); !bytes.Equal(before, after) {
+		t.Error("export wrote over its input")
+	}
+	if st, err := os.Lstat(sym); err != nil || st.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symbolic link was replaced: %v", err)
+	}
+}
+
+// TestRecordFullDisk: when the file system is full before the recording's
+// header is written, record fails before CMD runs and leaves no file (a
+// 0-byte one would need --force to retry).
+func TestRecordFullDisk(t *testing.T) {
+	dir := t.TempDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Fatalf("mount tmpfs (tests run as root): %v: %s", err, out)
+	}
+	defer unix.Unmount(dir, unix.MNT_DETACH)
+	filler, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for err == nil {
+		_, err = filler.Write(make([]byte, 4096))
+	}
+	filler.Close()
+	mark := filepath.Join(t.TempDir(), "ran")
+	out := filepath.Join(dir, "x.rec")
+	_, stderr, code := runBin(t, "record", "--no-trace", "-o", out, "--", "touch", mark)
+	if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no space left on device") {
+		t.Errorf("exit %d, stderr %q; want 1 and one line saying the disk is full", code, stderr)
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("CMD ran although the recording could not be started")
+	}
+	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 1 {
+		t.Errorf("left behind: %v", names)
+	}
+	if hidden, _ := filepath.Glob(filepath.Join(dir, ".*")); len(hidden) != 0 {
+		t.Errorf("left behind: %v", hidden)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/perfcount"
@@ -101,20 +102,24 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	signal.Notify(sigs, cli.StopSignals...)
 	defer signal.Stop(sigs)
 
-	// The output is created before anything runs: an unwritable path
-	// fails here, with CMD not started.
+	// The output is started before anything runs: an unwritable path or
+	// a full disk fails here, with CMD not started and no file left.
 	file, err := createOutput(o.out, o.force, cred)
 	if err != nil {
 		return err
 	}
-	defer file.Close()
+	defer file.Abort()
 	host := recorder.Host(fs)
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: version, Kind: "record", CommandLine: os.Args,
 		TimeNs: time.Now().UnixNano(), IntervalNs: int64(o.interval), CPUs: list.String(),
 		Host: host, Emulated: fs.Emulated()}
-	w, err := recording.NewWriter(file, meta)
+	w, err := recording.NewWriter(file.File, meta) // the *os.File: the writer truncates partial records and syncs it
 	if err != nil {
 		return fmt.Errorf("record: %s: %w", o.out, err)
+	}
+	// The file appears under its name once its header is written.
+	if err := file.Publish(); err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
 	if meta.Emulated != "" {
 		fmt.Fprintf(stderr, "hwpprobe: recording emulated machine %q: figures are emulated, not measured\n", meta.Emulated)
@@ -228,15 +233,12 @@ func printRecordSummary(w io.Writer, path string, writeErr error) {
 	}
 }
 
-// createOutput creates the recording file: refusing to replace an existing
-// one unless force, owned by the sudo user when there is one.
-func createOutput(path string, force bool, cred *workload.Credential) (*os.File, error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
-	}
-	f, err := os.OpenFile(path, flags, 0o644)
-	if errors.Is(err, os.ErrExist) {
+// createOutput starts the recording file (published once its header is
+// written): refusing to replace an existing one unless force, owned by the
+// sudo user when there is one.
+func createOutput(path string, force bool, cred *workload.Credential) (*atomicfile.File, error) {
+	f, err := atomicfile.Create(path, atomicfile.Options{Replace: force})
+	if errors.Is(err, atomicfile.ErrExists) {
 		return nil, fmt.Errorf("record: %s exists (use --force to overwrite it)", path)
 	}
 	if err != nil {
@@ -244,8 +246,7 @@ func createOutput(path string, force bool, cred *workload.Credential) (*os.File,
 	}
 	if cred != nil {
 		if err := f.Chown(int(cred.UID), int(cred.GID)); err != nil {
-			f.Close()
-			os.Remove(path)
+			f.Abort()
 			return nil, fmt.Errorf("record: give %s to uid %d: %w", path, cred.UID, err)
 		}
 	}
