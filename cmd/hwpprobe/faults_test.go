@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -207,5 +208,52 @@ func TestRecordFullDisk(t *testing.T) {
 	}
 	if hidden, _ := filepath.Glob(filepath.Join(dir, ".*")); len(hidden) != 0 {
 		t.Errorf("left behind: %v", hidden)
+	}
+}
+
+// TestTraceExitRules: trace -- CMD exits by record's rules: CMD's status
+// (128+N when signal N killed it) with no error line of hwpprobe's, and 0
+// when --duration ended CMD, saying so.
+func TestTraceExitRules(t *testing.T) {
+	base := []string{"trace", "--msr", "0x6e0", "--count-only", "--events", "none"}
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+		want []string // stderr lines after "tracing ...", as regexps' literal starts
+	}{
+		{"killed by SIGKILL", []string{"--", "sh", "-c", "kill -9 $$"}, 137, nil},
+		{"killed by SIGTERM", []string{"--", "sh", "-c", "kill -TERM $$"}, 143, nil},
+		{"exit 3", []string{"--", "sh", "-c", "exit 3"}, 3, nil},
+		{"ended at the duration", []string{"--duration", "300ms", "--", "sleep", "10"}, 0,
+			[]string{"hwpprobe: --duration 300ms is up: ended sleep (SIGTERM to its process group); the command was killed by signal SIGTERM"}},
+		{"exits before the duration", []string{"--duration", "1m", "--", "true"}, 0, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runBin(t, append(append([]string{}, base...), tt.args...)...)
+			lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
+			if code != tt.code || len(lines) != 1+len(tt.want) || !strings.HasPrefix(lines[0], "hwpprobe: tracing ") {
+				t.Fatalf("exit %d, stderr:\n%s\nwant exit %d, the tracing line and %d more", code, stderr, tt.code, len(tt.want))
+			}
+			for i, w := range tt.want {
+				if lines[1+i] != w {
+					t.Errorf("stderr line %d %q, want %q", 2+i, lines[1+i], w)
+				}
+			}
+		})
+	}
+}
+
+// TestTraceInterruptCommand: Ctrl-C while trace runs CMD is forwarded to
+// CMD's process group; hwpprobe exits 128+2 with one line saying so, as
+// record does.
+func TestTraceInterruptCommand(t *testing.T) {
+	stderr, err := runUntilSignal(t, []string{"trace", "--msr", "0x6e0", "--count-only", "--events", "none", "--", "sleep", "60"}, syscall.SIGINT)
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 130 {
+		t.Fatalf("after SIGINT: %v, want exit 130\n%s", err, stderr)
+	}
+	if !strings.Contains(stderr, "hwpprobe: interrupted: SIGINT forwarded to the command's process group; the command was killed by signal SIGINT\n") {
+		t.Errorf("stderr:\n%s", stderr)
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,6 +15,8 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/tracerun"
+	"github.com/hwpprobe/hwpprobe/workload"
 )
 
 func init() { subcommands = append(subcommands, newTraceCmd) }
@@ -58,9 +58,7 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), cli.StopSignals...)
-			defer stop()
-			return runTrace(ctx, cmd, f, args)
+			return runTrace(cmd.Context(), cmd, f, args)
 		},
 	}
 	fl := cmd.Flags()
@@ -127,135 +125,36 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 			return cli.Usagef("-C %s: CPU %s not online (online: %s)", f.cpus, off, online)
 		}
 	}
-	tracefs, err := ebpf.FindTraceFS(global.root)
-	if err != nil {
+	cfg := tracerun.Config{
+		Tracer:   ebpf.Options{MSRs: msrs, CPUs: cpuList, CountOnly: f.countOnly},
+		Duration: f.duration, JSON: f.json, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+	}
+	if len(argv) > 0 {
+		cred, err := workload.SudoCredential(os.Getenv)
+		if err != nil {
+			return cli.UsageError{Err: err}
+		}
+		// CMD's output goes to stderr: stdout holds the events.
+		cfg.Command = &workload.Spec{Argv: argv, Cred: cred, Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr()}
+	}
+	var err error
+	if cfg.Tracer.TraceFS, err = ebpf.FindTraceFS(global.root); err != nil {
 		return err
 	}
-	events, missing, err := traceEvents(tracefs, f.events)
-	if err != nil {
+	var missing []string
+	if cfg.Tracer.Events, missing, err = traceEvents(cfg.Tracer.TraceFS, f.events); err != nil {
 		return err
 	}
 	if len(missing) > 0 {
 		fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: note: this kernel lacks %s (not traced)\n", strings.Join(missing, ", "))
 	}
-	tr, err := ebpf.Open(ebpf.Options{
-		MSRs: msrs, CPUs: cpuList, Events: events, CountOnly: f.countOnly, TraceFS: tracefs,
-	})
-	if err != nil {
-		return err
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, cli.StopSignals...)
+	defer signal.Stop(sigs)
+	cfg.Signals = sigs
+	code, err := tracerun.Run(ctx, cfg).Exit()
+	if code == 0 {
+		return nil
 	}
-	defer tr.Close()
-
-	if f.duration > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, f.duration)
-		defer cancel()
-	}
-	var child *exec.Cmd
-	childDone := make(chan error, 1)
-	if len(argv) > 0 {
-		child = exec.CommandContext(ctx, argv[0], argv[1:]...)
-		child.Stdin, child.Stdout, child.Stderr = os.Stdin, cmd.ErrOrStderr(), cmd.ErrOrStderr()
-		if err := child.Start(); err != nil {
-			return fmt.Errorf("start %s: %w", argv[0], err)
-		}
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithCancel(ctx)
-		defer cancel()
-		go func() { childDone <- child.Wait(); cancel() }()
-	}
-
-	fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: tracing %s\n", describeTrace(msrs, cpuList, events, f, argv))
-	start := time.Now()
-	var end atomic.Int64 // when tracing was asked to stop (detaching takes a while)
-	context.AfterFunc(ctx, func() { end.Store(time.Now().UnixNano()) })
-	w := tracefmt.New(cmd.OutOrStdout(), f.json)
-	if err := tr.RunFlush(ctx, w.Event, w.Flush); err != nil {
-		return err
-	}
-	st, err := tr.Stats()
-	if err != nil {
-		return err
-	}
-	counts, err := tr.Counts()
-	if err != nil {
-		return err
-	}
-	stopped := time.Now()
-	if e := end.Load(); e != 0 {
-		stopped = time.Unix(0, e)
-	}
-	if err := w.WriteSummary(w.Summary(st, stopped.Sub(start), f.countOnly, counts)); err != nil {
-		return err
-	}
-	if w := lossWarning(st.Lost, st.Missed); w != "" {
-		fmt.Fprintln(cmd.ErrOrStderr(), "hwpprobe: warning:", w)
-	}
-	if child != nil {
-		return childStatus(argv[0], <-childDone)
-	}
-	return nil
-}
-
-// describeTrace says what is traced, for stderr: "writes of
-// IA32_HWP_REQUEST (0x774) on CPUs 0-3, and power:cpu_frequency, for 1s".
-func describeTrace(msrs []uint32, cpuList cpus.List, events []string, f traceFlags, argv []string) string {
-	names := make([]string, len(msrs))
-	for i, m := range msrs {
-		names[i] = fmt.Sprintf("%s (%#x)", tracefmt.Name(m), m)
-	}
-	s := "writes of " + strings.Join(names, ", ")
-	if f.countOnly {
-		s = "(counting) " + s
-	}
-	if len(cpuList) == 1 {
-		s += " on CPU " + cpuList.String()
-	} else if len(cpuList) > 1 {
-		s += " on CPUs " + cpuList.String()
-	} else {
-		s += " on all CPUs"
-	}
-	if len(events) > 0 {
-		s += ", and " + strings.Join(events, ", ")
-	}
-	switch {
-	case len(argv) > 0 && f.duration > 0:
-		s += fmt.Sprintf(", while %s runs (at most %v)", argv[0], f.duration)
-	case len(argv) > 0:
-		s += fmt.Sprintf(", while %s runs", argv[0])
-	case f.duration > 0:
-		s += fmt.Sprintf(", for %v", f.duration)
-	default:
-		s += " until Ctrl-C"
-	}
-	return s
-}
-
-// childStatus passes on a traced command's failure as hwpprobe's exit
-// status.
-func childStatus(name string, err error) error {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if code := ee.ExitCode(); code > 0 {
-			return cli.ExitCodeError{Code: code}
-		}
-		return cli.ExitCodeError{Code: exitError, Err: fmt.Errorf("%s: %v", name, ee)}
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-// lossWarning says which events the trace does not hold, naming only the
-// non-zero causes; "" when it holds them all.
-func lossWarning(lost, missed uint64) string {
-	var parts []string
-	if lost > 0 {
-		parts = append(parts, fmt.Sprintf("%d events lost (ring buffer full)", lost))
-	}
-	if missed > 0 {
-		parts = append(parts, fmt.Sprintf("%d events missed (another BPF program was running on that CPU)", missed))
-	}
-	return strings.Join(parts, ", ")
+	return cli.ExitCodeError{Code: code, Err: err}
 }
