@@ -21,6 +21,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
 
@@ -113,7 +114,7 @@ func Run(ctx context.Context, cfg Config) Result {
 			return Result{StartErr: err}
 		}
 	}
-	fmt.Fprintf(cfg.Stderr, "hwpprobe: tracing %s\n", Describe(cfg))
+	cli.Linef(cfg.Stderr, "hwpprobe", "tracing %s", Describe(cfg))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := tracefmt.New(cfg.Out, cfg.JSON)
@@ -127,7 +128,7 @@ func Run(ctx context.Context, cfg Config) Result {
 		cr, ended := supervise(proc, cfg)
 		res.Command, res.Ended = &cr, ended
 		if ended {
-			fmt.Fprintf(cfg.Stderr, "hwpprobe: --duration %v is up: ended %s (SIGTERM to its process group); %s\n",
+			cli.Linef(cfg.Stderr, "hwpprobe", "--duration %v is up: ended %s (SIGTERM to its process group); %s",
 				cfg.Duration, cfg.Command.Argv[0], Outcome(cr))
 		}
 	} else {
@@ -208,7 +209,7 @@ func summarize(tr *ebpf.Tracer, w *tracefmt.Writer, cfg Config, d time.Duration)
 		return err
 	}
 	if msg := LossWarning(st.Lost, st.Missed); msg != "" {
-		fmt.Fprintln(cfg.Stderr, "hwpprobe: warning:", msg)
+		cli.Linef(cfg.Stderr, "hwpprobe", "warning: %s", msg)
 	}
 	return nil
 }

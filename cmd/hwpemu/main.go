@@ -74,7 +74,7 @@ func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, erro
 
 // banner is the line every hwpemu command prints on stderr.
 func banner(w io.Writer, m *emu.Machine) {
-	fmt.Fprintf(w, "hwpemu: emulated %s (not real hardware)\n", m.Name())
+	cli.Linef(w, "hwpemu", "emulated %s (not real hardware)", m.Name())
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {

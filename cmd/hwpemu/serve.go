@@ -46,7 +46,7 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 				return err
 			}
 			banner(cmd.ErrOrStderr(), m)
-			fmt.Fprintf(cmd.OutOrStdout(), "hwpemu: serving emulated %s at %s until SIGINT or SIGTERM\n", m.Name(), dir)
+			cli.Linef(cmd.OutOrStdout(), "hwpemu", "serving emulated %s at %s until SIGINT or SIGTERM", m.Name(), dir)
 			stopped := make(chan struct{})
 			go func() { srv.Wait(); close(stopped) }()
 			select {

@@ -61,7 +61,7 @@ func runExport(stdout, stderr io.Writer, in, out string) error {
 		return err
 	}
 	if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
-		fmt.Fprintf(stderr, "hwpprobe: %s: %v; exporting what was read\n", in, err)
+		cli.Linef(stderr, "hwpprobe", "%s: %v; exporting what was read", in, err)
 	}
 	if err := export.WriteCSV(stdout, rec); err != nil {
 		return fmt.Errorf("export: write %s: %w", out, err)

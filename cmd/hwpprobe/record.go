@@ -122,7 +122,7 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 		return fmt.Errorf("record: %w", err)
 	}
 	if meta.Emulated != "" {
-		fmt.Fprintf(stderr, "hwpprobe: recording emulated machine %q: figures are emulated, not measured\n", meta.Emulated)
+		cli.Linef(stderr, "hwpprobe", "recording emulated machine %q: figures are emulated, not measured", meta.Emulated)
 	}
 
 	cfg := recorder.Config{
@@ -138,7 +138,7 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 
 	set, err := openSources(root, fs, list)
 	if err != nil {
-		fmt.Fprintf(stderr, "hwpprobe: sampling disabled: %v\n", err)
+		cli.Linef(stderr, "hwpprobe", "sampling disabled: %v", err)
 		w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "sampling disabled: " + err.Error()})
 	} else {
 		defer set.Close()
@@ -160,7 +160,7 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	} else if len(msrs) > 0 {
 		tr, err := ebpf.Open(ebpf.Options{MSRs: msrs, CPUs: list})
 		if err != nil {
-			fmt.Fprintf(stderr, "hwpprobe: kernel MSR writes not traced: %v\n", err)
+			cli.Linef(stderr, "hwpprobe", "kernel MSR writes not traced: %v", err)
 			w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "kernel MSR writes not traced: " + err.Error()})
 		} else {
 			defer tr.Close()
@@ -181,7 +181,7 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	if res.WriteErr == nil {
 		if err := w.Close(recording.End{TimeNs: time.Now().UnixNano(), Status: status}); err != nil {
 			res.WriteErr = err
-			fmt.Fprintf(stderr, "hwpprobe: %v\n", err)
+			cli.Linef(stderr, "hwpprobe", "%v", err)
 		}
 	}
 	printRecordSummary(stderr, o.out, res.WriteErr)
@@ -223,10 +223,10 @@ func exitWords(e recording.RunEnd) string {
 func printRecordSummary(w io.Writer, path string, writeErr error) {
 	rec, err := recording.ReadFile(path)
 	if err != nil {
-		fmt.Fprintf(w, "hwpprobe: read back %s: %v\n", path, err)
+		cli.Linef(w, "hwpprobe", "read back %s: %v", path, err)
 		return
 	}
-	fmt.Fprintf(w, "hwpprobe: recorded %s\n", path)
+	cli.Linef(w, "hwpprobe", "recorded %s", path)
 	summary.WriteHeader(w, rec.Meta, rec.End, rec.Problem)
 	for _, run := range rec.Runs {
 		summary.Summarize(rec, run).WriteText(w)

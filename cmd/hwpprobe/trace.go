@@ -146,7 +146,7 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 		return err
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "hwpprobe: note: this kernel lacks %s (not traced)\n", strings.Join(missing, ", "))
+		cli.Linef(cmd.ErrOrStderr(), "hwpprobe", "note: this kernel lacks %s (not traced)", strings.Join(missing, ", "))
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, cli.StopSignals...)

@@ -169,47 +169,6 @@ func TestWatchTerminal(t *testing.T) {
 	}
 }
 
-// TestWatchInterrupt: Ctrl-C (SIGINT) ends an unbounded watch with
-// status 0 after what it printed.
-func TestWatchInterrupt(t *testing.T) {
-	cmd := exec.Command(hwpprobeBin, "watch", "-i", "100ms")
-	var out strings.Builder
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// Wait for the first sample's row (a full line after the header),
-	// then interrupt.
-	buf := make([]byte, 4096)
-	firstRow := func() bool {
-		_, after, ok := strings.Cut(out.String(), "TSC_MHz\n")
-		return ok && strings.Contains(after, "\n")
-	}
-	for !firstRow() {
-		n, err := stdout.Read(buf)
-		out.Write(buf[:n])
-		if err != nil {
-			t.Fatalf("read: %v (output so far %q)", err, out.String())
-		}
-	}
-	if err := cmd.Process.Signal(os.Interrupt); err != nil {
-		t.Fatal(err)
-	}
-	for {
-		n, err := stdout.Read(buf)
-		out.Write(buf[:n])
-		if err != nil {
-			break
-		}
-	}
-	if err := cmd.Wait(); err != nil {
-		t.Errorf("after SIGINT: %v, want exit status 0; output:\n%s", err, out.String())
-	}
-}
-
 // TestWatchEnergyWrap starts the emulated machine's 32-bit RAPL counters
 // 0.5 J before they wrap (2^32 x 2^-14 J = 262144 J; powercap's
 // energy_uj wraps with them at max_energy_range_uj): every PkgWatt stays

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -68,4 +69,11 @@ func escape(r rune) string {
 		return fmt.Sprintf(`\u%04x`, r)
 	}
 	return fmt.Sprintf(`\U%08x`, r)
+}
+
+// Linef prints one line on w: "prog: " and the formatted message through
+// OneLine, for notes and warnings that carry user input (paths, command
+// names, error texts).
+func Linef(w io.Writer, prog, format string, a ...any) {
+	fmt.Fprintln(w, prog+":", OneLine(fmt.Sprintf(format, a...)))
 }

@@ -230,7 +230,7 @@ func orNA(s string) string {
 func quoteArgs(a []string) string {
 	q := make([]string, len(a))
 	for i, s := range a {
-		if s == "" || strings.ContainsAny(s, " \t\n'\"\\$`|&;<>()*?[]#~") {
+		if s == "" || strings.ContainsAny(s, " \t\n'\"\\$`|&;<>()*?[]#~") || strconv.Quote(s) != `"`+s+`"` {
 			s = strconv.Quote(s)
 		}
 		q[i] = s
