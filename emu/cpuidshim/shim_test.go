@@ -2,6 +2,7 @@ package cpuidshim
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -27,10 +28,31 @@ func build(t *testing.T) (so, prog string) {
 		t.Fatal(err)
 	}
 	prog = filepath.Join(dir, "cpuid")
-	if out, err := exec.Command(compiler(), "-O2", "-o", prog, "testdata/cpuid.c").CombinedOutput(); err != nil {
+	if out, err := exec.Command(compiler(), "-O2", "-Wall", "-Werror", "-o", prog, "testdata/cpuid.c").CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v: %s", compiler(), err, out)
 	}
 	return so, prog
+}
+
+// shimEnv is Env for prog, failing the test on error.
+func shimEnv(t *testing.T, so, dev string, mode Mode, prog string) []string {
+	t.Helper()
+	env, err := Env(so, dev, mode, prog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return env
+}
+
+// eachMode runs f as a subtest for each path this host can take (both
+// where the kernel grants CPUID faulting, patching only where not).
+func eachMode(t *testing.T, f func(t *testing.T, mode Mode)) {
+	for _, mode := range Modes() {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Logf("CPUID path: %s", mode)
+			f(t, mode)
+		})
+	}
 }
 
 func runProg(t *testing.T, env []string, argv ...string) string {
@@ -53,28 +75,28 @@ func TestRealCPUIDDevice(t *testing.T) {
 	leaves := []string{"0", "1", "6", "7.0", "7.1", "0xb.0", "0xb.1", "0x80000000"}
 	argv := append([]string{"taskset", "-c", "0", prog}, leaves...)
 	want := runProg(t, nil, argv...)
-	got := runProg(t, Env(so, "/dev/cpu/0/cpuid"), argv...)
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("CPUID through the shim and the real device differs from the instruction (-want +got):\n%s", d)
-	}
+	eachMode(t, func(t *testing.T, mode Mode) {
+		got := runProg(t, shimEnv(t, so, "/dev/cpu/0/cpuid", mode, prog), argv...)
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("CPUID through the shim and the real device differs from the instruction (-want +got):\n%s", d)
+		}
+	})
 }
 
-// TestEmulatedLeaves serves a cpuid file through FUSE (as hwpemu does) that
-// knows leaves 1 and 6 only: those come from the file, the rest from the
-// real CPU.
-func TestEmulatedLeaves(t *testing.T) {
-	so, prog := build(t)
-	leaves := map[uint64][4]uint32{
-		// Meteor Lake (family 6 model 0xAA stepping 4): signature 0xa06a4.
-		1: {0x000a06a4, 0x00100800, 0x7ffafbbf, 0xbfebfbff},
-		// SDM CPUID leaf 6: EAX bits 7-11 HWP, HWP notification, activity
-		// window, EPP, package request (0xf87 with DTS, turbo, ARAT);
-		// ECX bit 0 APERF/MPERF, bit 3 EPB. The same value the
-		// repository's shared cpuid-shim README uses for HWP machines.
-		6: {0xf87, 0, 0x9, 0},
-	}
-	tree := vfs.NewDir()
-	tree.Put("cpuid", &vfs.Device{Mode: 0o444, ReadAt: func(p []byte, off int64) (int, error) {
+// Meteor Lake's leaves 1 and 6 as the emulated files below serve them.
+var emulated = map[uint64][4]uint32{
+	// Family 6 model 0xAA stepping 4: signature 0xa06a4.
+	1: {0x000a06a4, 0x00100800, 0x7ffafbbf, 0xbfebfbff},
+	// SDM CPUID leaf 6: EAX bits 7-11 HWP, HWP notification, activity
+	// window, EPP, package request (0xf87 with DTS, turbo, ARAT); ECX
+	// bit 0 APERF/MPERF, bit 3 EPB. The same value the repository's
+	// shared cpuid-shim README uses for HWP machines.
+	6: {0xf87, 0, 0x9, 0},
+}
+
+// cpuidFile is a cpuid device answering leaves, EIO for any other.
+func cpuidFile(leaves map[uint64][4]uint32) *vfs.Device {
+	return &vfs.Device{Mode: 0o444, ReadAt: func(p []byte, off int64) (int, error) {
 		r, ok := leaves[uint64(off)]
 		if !ok || len(p) != 16 {
 			return 0, syscall.EIO
@@ -83,33 +105,163 @@ func TestEmulatedLeaves(t *testing.T) {
 			binary.LittleEndian.PutUint32(p[4*i:], v)
 		}
 		return 16, nil
-	}})
+	}}
+}
+
+// serve mounts tree through FUSE (as hwpemu does) and returns the mount.
+func serve(t *testing.T, tree *vfs.Dir) string {
+	t.Helper()
 	dir := t.TempDir()
 	srv, err := fusefs.Mount(dir, tree, fusefs.Options{Name: "cpuidshim-test"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Unmount() })
+	return dir
+}
 
-	real0 := runProg(t, nil, prog, "0")
-	// Leaf 6 with ECX 0xffffffff, as a caller that does not set ECX for a
-	// leaf without subleaves may leave it: answered as subleaf 0, not by
-	// the real CPU (the offset would be negative).
-	got := runProg(t, Env(so, filepath.Join(dir, "cpuid")), prog, "1", "6", "0", "6.0xffffffff")
-	want := "0x1.0: 0xa06a4 0x100800 0x7ffafbbf 0xbfebfbff\n" +
-		"0x6.0: 0xf87 0 0x9 0\n" + real0 + "0x6.4294967295: 0xf87 0 0x9 0\n"
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("CPUID with the emulated file (-want +got):\n%s", d)
+// emulatedWant is the test program's output for "1 6 0 6.0xffffffff" with
+// the emulated leaves: 1 and 6 from the file, 0 from the real CPU. Leaf 6
+// with ECX 0xffffffff, as a caller that does not set ECX for a leaf
+// without subleaves may leave it, is answered as subleaf 0, not by the
+// real CPU (the offset would be negative).
+func emulatedWant(t *testing.T, prog string) string {
+	return "0x1.0: 0xa06a4 0x100800 0x7ffafbbf 0xbfebfbff\n" +
+		"0x6.0: 0xf87 0 0x9 0\n" + runProg(t, nil, prog, "0") + "0x6.4294967295: 0xf87 0 0x9 0\n"
+}
+
+// TestEmulatedLeaves serves a cpuid file that knows leaves 1 and 6 only:
+// those come from the file, the rest from the real CPU.
+func TestEmulatedLeaves(t *testing.T) {
+	so, prog := build(t)
+	tree := vfs.NewDir()
+	tree.Put("cpuid", cpuidFile(emulated))
+	dir := serve(t, tree)
+	want := emulatedWant(t, prog)
+	eachMode(t, func(t *testing.T, mode Mode) {
+		got := runProg(t, shimEnv(t, so, filepath.Join(dir, "cpuid"), mode, prog), prog, "1", "6", "0", "6.0xffffffff")
+		if d := cmp.Diff(want, got); d != "" {
+			t.Errorf("CPUID with the emulated file (-want +got):\n%s", d)
+		}
+	})
+}
+
+// TestPerCPUDevice: with "%d" in the device path each CPUID is answered
+// from the file of the CPU the program runs on.
+func TestPerCPUDevice(t *testing.T) {
+	so, prog := build(t)
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		t.Fatal(err)
 	}
+	tree := vfs.NewDir()
+	var cpus []int
+	for cpu := 0; cpu < 1024; cpu++ {
+		if set.IsSet(cpu) {
+			cpus = append(cpus, cpu)
+			tree.Put(fmt.Sprintf("%d/cpuid", cpu), cpuidFile(map[uint64][4]uint32{1: {0xa06a4, uint32(cpu)<<24 | 0x800, 0, 0}}))
+		}
+	}
+	dir := serve(t, tree)
+	eachMode(t, func(t *testing.T, mode Mode) {
+		env := shimEnv(t, so, dir+"/%d/cpuid", mode, prog)
+		for _, cpu := range cpus {
+			got := runProg(t, env, "taskset", "-c", strconv.Itoa(cpu), prog, "1")
+			if want := fmt.Sprintf("0x1.0: 0xa06a4 %#x 0 0\n", cpu<<24|0x800); got != want {
+				t.Errorf("CPU %d: %q, want %q", cpu, got, want)
+			}
+		}
+	})
+}
+
+// exitOf returns how cmd ended: "exit N" or the signal's name.
+func exitOf(err error) string {
+	if err == nil {
+		return "exit 0"
+	}
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) {
+		return fmt.Sprint(err)
+	}
+	if ws := ee.Sys().(syscall.WaitStatus); ws.Signaled() {
+		return ws.Signal().String()
+	}
+	return fmt.Sprintf("exit %d", ee.ExitCode())
+}
+
+// TestOtherFaultsKeepDefault: a UD2 the library did not write and a
+// null-pointer store still end the program with SIGILL and SIGSEGV, in
+// both paths, after an emulated CPUID was answered.
+func TestOtherFaultsKeepDefault(t *testing.T) {
+	so, prog := build(t)
+	tree := vfs.NewDir()
+	tree.Put("cpuid", cpuidFile(emulated))
+	dir := serve(t, tree)
+	eachMode(t, func(t *testing.T, mode Mode) {
+		for _, tc := range []struct{ arg, want string }{
+			{"ud2", syscall.SIGILL.String()},
+			{"segv", syscall.SIGSEGV.String()},
+		} {
+			cmd := exec.Command(prog, "1", tc.arg, "6")
+			cmd.Env = append(os.Environ(), shimEnv(t, so, filepath.Join(dir, "cpuid"), mode, prog)...)
+			out, err := cmd.CombinedOutput()
+			if got := exitOf(err); got != tc.want || string(out) != "0x1.0: 0xa06a4 0x100800 0x7ffafbbf 0xbfebfbff\n" {
+				t.Errorf("%s: %s, output %q; want %s after the emulated leaf 1", tc.arg, got, out, tc.want)
+			}
+		}
+	})
 }
 
 func TestMissingDeviceFails(t *testing.T) {
 	so, prog := build(t)
-	cmd := exec.Command(prog, "0")
-	cmd.Env = append(os.Environ(), Env(so, "/nonexistent/cpuid")...)
+	eachMode(t, func(t *testing.T, mode Mode) {
+		cmd := exec.Command(prog, "0")
+		cmd.Env = append(os.Environ(), shimEnv(t, so, "/nonexistent/cpuid", mode, prog)...)
+		out, err := cmd.CombinedOutput()
+		if exitOf(err) != "exit 127" || !strings.Contains(string(out), "/nonexistent/cpuid") {
+			t.Errorf("shim with a missing file: %v %q, want exit 127 naming the file", err, out)
+		}
+	})
+}
+
+// TestBadSite: a listed address that is not a CPUID instruction of the
+// program (one of another build, or outside its code) stops it before
+// main with exit 127 and a line naming the address.
+func TestBadSite(t *testing.T) {
+	so, prog := build(t)
+	sites, err := Sites(prog)
+	if err != nil || len(sites) == 0 {
+		t.Fatalf("Sites(%s): %v, %v", prog, sites, err)
+	}
+	for _, tc := range []struct {
+		name string
+		addr uint64
+	}{
+		{"not CPUID", sites[0].Addr + 1},
+		{"ELF header", 0x10},
+		{"unmapped", 0x7fff0000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := exec.Command(prog, "1")
+			cmd.Env = append(os.Environ(), "LD_PRELOAD="+so, EnvDevice+"=/dev/cpu/0/cpuid", EnvMode+"=patch",
+				fmt.Sprintf("%s=%s=%x", EnvSites, prog, tc.addr))
+			out, err := cmd.CombinedOutput()
+			if want := fmt.Sprintf("CPUID site %#x", tc.addr); exitOf(err) != "exit 127" || !strings.Contains(string(out), want) {
+				t.Errorf("%v %q, want exit 127 naming %q", exitOf(err), out, want)
+			}
+		})
+	}
+}
+
+// TestUnknownMode: a HWPEMU_CPUID_MODE the library does not know stops
+// the program.
+func TestUnknownMode(t *testing.T) {
+	so, prog := build(t)
+	cmd := exec.Command(prog, "1")
+	cmd.Env = append(os.Environ(), "LD_PRELOAD="+so, EnvDevice+"=/dev/cpu/0/cpuid", EnvMode+"=emulate")
 	out, err := cmd.CombinedOutput()
-	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 127 || !strings.Contains(string(out), "/nonexistent/cpuid") {
-		t.Errorf("shim with a missing file: %v %q, want exit 127 naming the file", err, out)
+	if exitOf(err) != "exit 127" || !strings.Contains(string(out), EnvMode) {
+		t.Errorf("%v %q, want exit 127 naming %s", exitOf(err), out, EnvMode)
 	}
 }
 
