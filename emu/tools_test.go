@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
-
-	"github.com/hwpprobe/hwpprobe/emu/cpuidshim"
 )
 
 // The kernel's own tools (Debian's linux-cpupower: turbostat,
@@ -27,34 +25,31 @@ type toolEnv struct {
 	env    []string // LD_PRELOAD and the cpuid shim's variables
 }
 
-func setupTools(t *testing.T) toolEnv {
+// setupTools builds the affinity library turbostat runs under and
+// returns the peer environments, one per CPUID path this host can take.
+func setupTools(t *testing.T) []testbin.Peer {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("the kernel-tool tests need root (hwpemu run mounts FUSE in a private namespace); CI runs as root")
 	}
-	for _, tool := range []string{"turbostat", "x86_energy_perf_policy"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Fatalf("%s: %v (apt-get install linux-cpupower; scripts/install-deps.sh)", tool, err)
-		}
-	}
-	dir := t.TempDir()
-	bin, err := testbin.Build(dir, "../cmd/hwpemu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	so, err := cpuidshim.Build(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	aff := filepath.Join(dir, "affinity.so")
+	aff := filepath.Join(t.TempDir(), "affinity.so")
 	if out, err := exec.Command("cc", "-shared", "-fPIC", "-O2", "-o", aff, "testdata/affinity.c").CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, out)
 	}
-	return toolEnv{hwpemu: bin, env: []string{
-		"LD_PRELOAD=" + so + " " + aff,
-		cpuidshim.EnvDevice + "=/dev/cpu/0/cpuid",
-		cpuidshim.EnvRlimitCap + "=1",
-	}}
+	return testbin.PeerTools(t, aff)
+}
+
+// eachPeer runs f as a subtest per CPUID path, with hwpemu built once.
+func eachPeer(t *testing.T, f func(t *testing.T, e toolEnv)) {
+	t.Helper()
+	peers := setupTools(t)
+	bin, err := testbin.Build(t.TempDir(), "../cmd/hwpemu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range peers {
+		p.Run(t, func(t *testing.T) { f(t, toolEnv{hwpemu: bin, env: p.Env}) })
+	}
 }
 
 // run runs argv in machine's namespace and returns its output.
@@ -88,7 +83,10 @@ func bzyMHz(t *testing.T, out string) map[int]float64 {
 }
 
 func TestTurbostat(t *testing.T) {
-	e := setupTools(t)
+	eachPeer(t, testTurbostat)
+}
+
+func testTurbostat(t *testing.T, e toolEnv) {
 	for _, tc := range []struct {
 		machine string
 		// Bzy_MHz per CPU from the model (docs/emulator.md): turbostat
@@ -125,7 +123,10 @@ func TestTurbostat(t *testing.T) {
 // wrote: at start, after the performance governor, after EPB "power" and
 // no_turbo (expected values: TestIntelGovernorSwitch, TestIntelLimits).
 func TestX86EnergyPerfPolicy(t *testing.T) {
-	e := setupTools(t)
+	eachPeer(t, testX86EnergyPerfPolicy)
+}
+
+func testX86EnergyPerfPolicy(t *testing.T, e toolEnv) {
 	out := e.run(t, "mtl-165u", "sh", "-c", `
 P=/sys/devices/system/cpu/cpufreq/policy0
 x86_energy_perf_policy --cpu 0,4,12
@@ -171,7 +172,10 @@ x86_energy_perf_policy --cpu 0`)
 // interval). The load is fixed (--busy), so the two tools' intervals,
 // which start a few milliseconds apart, see the same power.
 func TestTurbostatAgreesWithWatch(t *testing.T) {
-	e := setupTools(t)
+	eachPeer(t, testTurbostatAgreesWithWatch)
+}
+
+func testTurbostatAgreesWithWatch(t *testing.T, e toolEnv) {
 	dir := t.TempDir()
 	probe, err := testbin.Build(dir, "../cmd/hwpprobe")
 	if err != nil {

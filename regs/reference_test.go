@@ -17,10 +17,10 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/hwpprobe/hwpprobe/emu/cpuidshim"
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
 // refChildEnv makes the test binary the child of TestX86EnergyPerfPolicy:
@@ -46,13 +46,14 @@ func TestMain(m *testing.M) {
 type refSpec struct {
 	Tool string                    // path of x86_energy_perf_policy
 	Args []string                  // its arguments
-	Shim string                    // cpuidshim library
+	Shim []string                  // the CPUID library's environment
 	MSRs map[int]map[uint32]uint64 // CPU -> address -> value
 	Stat string                    // /proc/stat to show (this VM's CPUs)
 	// Zero makes every other MSR read as 0 (turbostat exits on the
 	// first MSR it cannot read).
 	Zero bool
-	// CPUID answers these leaves (subleaf ignored) beside leaf 6.
+	// CPUID answers these leaves (subleaf ignored), every other one
+	// with zeros, so that the tool sees this machine whatever the host.
 	CPUID map[uint32][4]uint32
 	// Files are further files of the emulated tree, by path.
 	Files map[string]string
@@ -84,20 +85,13 @@ func referenceChild(js string) ([]byte, error) {
 		tree.Put(fmt.Sprintf("sys/devices/system/cpu/cpu%d/topology/physical_package_id", cpu), vfs.Const("0\n"))
 		tree.Put(fmt.Sprintf("sys/devices/system/cpu/cpu%d/power/energy_perf_bias", cpu), vfs.Const("6\n"))
 	}
-	// CPUID leaf 6 with HWP, notification, window, EPP, package request
-	// (EAX 0xf87) and EPB (ECX bit 3), as emu/cpuidshim's test and the
-	// shared cpuid-shim README give it; other leaves come from the CPU.
 	tree.Put("dev/cpu/0/cpuid", &vfs.Device{Mode: 0o444, ReadAt: func(p []byte, off int64) (int, error) {
-		// Leaf 6 has no subleaves: ECX (the upper half of the offset)
-		// is whatever the caller left there, as __get_cpuid does.
-		r, ok := s.CPUID[uint32(off)]
-		if !ok && uint32(off) == 6 {
-			r, ok = [4]uint32{0xf87, 0, 0x9, 0}, true
-		}
-		if !ok || len(p) != 16 {
+		if len(p) != 16 {
 			return 0, syscall.EIO
 		}
-		for i, v := range r {
+		// Leaves without subleaves: ECX (the upper half of the offset)
+		// is whatever the caller left there, as __get_cpuid does.
+		for i, v := range s.CPUID[uint32(off)] {
 			binary.LittleEndian.PutUint32(p[4*i:], v)
 		}
 		return 16, nil
@@ -122,7 +116,7 @@ func referenceChild(js string) ([]byte, error) {
 		return nil, err
 	}
 	cmd := exec.Command(s.Tool, s.Args...)
-	cmd.Env = append(append(os.Environ(), cpuidshim.Env(s.Shim, "/dev/cpu/0/cpuid")...), s.Env...)
+	cmd.Env = append(append(os.Environ(), s.Shim...), s.Env...)
 	if s.Until == "" {
 		return cmd.CombinedOutput()
 	}
@@ -175,12 +169,23 @@ var (
 // its printed decode must equal ours field by field, the activity window
 // (all 10 bits, in µs) included.
 func TestX86EnergyPerfPolicy(t *testing.T) {
-	tool, so, stat, cpus := refSetup(t, "x86_energy_perf_policy")
+	peers, stat, cpus := refSetup(t)
+	for _, p := range peers {
+		p.Run(t, func(t *testing.T) { testX86EnergyPerfPolicy(t, p, stat, cpus) })
+	}
+}
+
+func testX86EnergyPerfPolicy(t *testing.T, p testbin.Peer, stat string, cpus int) {
 	rng := rand.New(rand.NewPCG(1, 2))
+	// Skylake client with HWP, notification, window, EPP, package
+	// request (leaf 6 EAX 0xf87) and EPB (ECX bit 3), as emu/cpuidshim's
+	// test and the shared cpuid-shim README give it.
+	cpuid := intelCPUID(0x4e, [4]uint32{0xf87, 0, 0x9, 0}, 1800, 4000)
 	const rounds = 20
 	checked := map[string]int{}
 	for round := 0; round < rounds; round++ {
-		spec := refSpec{Tool: tool, Shim: so, Stat: string(stat), MSRs: map[int]map[uint32]uint64{}}
+		spec := refSpec{Tool: p.Tools["x86_energy_perf_policy"], Shim: p.Env, Stat: stat, CPUID: cpuid,
+			MSRs: map[int]map[uint32]uint64{}}
 		pkg := map[uint32]uint64{
 			hwp.MSR_IA32_PM_ENABLE:       1,
 			hwp.MSR_IA32_HWP_REQUEST_PKG: rng.Uint64(),
@@ -258,22 +263,12 @@ func TestX86EnergyPerfPolicy(t *testing.T) {
 	t.Logf("compared with x86_energy_perf_policy: %v", checked)
 }
 
-// refSetup finds the reference tool (Debian linux-cpupower, which `make
-// deps` installs), builds the CPUID shim and reads this VM's /proc/stat,
-// whose CPUs the tools walk.
-func refSetup(t *testing.T, name string) (tool, shim, stat string, cpus int) {
+// refSetup returns the kernel's tools under the CPUID library, one per
+// CPUID path this host can take (internal/testbin.PeerTools), and this
+// VM's /proc/stat, whose CPUs the tools walk.
+func refSetup(t *testing.T) (peers []testbin.Peer, stat string, cpus int) {
 	t.Helper()
-	tool, err := exec.LookPath(name)
-	if err != nil {
-		tool = "/usr/sbin/" + name
-		if _, err := os.Stat(tool); err != nil {
-			t.Fatalf("%s not installed (apt-get install linux-cpupower; make deps does): %v", name, err)
-		}
-	}
-	shim, err = cpuidshim.Build(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	peers = testbin.PeerTools(t)
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +278,26 @@ func refSetup(t *testing.T, name string) (tool, shim, stat string, cpus int) {
 			cpus++
 		}
 	}
-	return tool, shim, string(b), cpus
+	return peers, string(b), cpus
+}
+
+// intelCPUID is an Intel machine's CPUID as the tools read it, whatever
+// the host: leaf 0 GenuineIntel up to leaf 0x1A; leaf 1 family 6, model,
+// stepping 1; leaf 6 as given; leaf 0x16 the base and maximum MHz with a
+// 100 MHz bus; leaf 0x1A zero (not hybrid: leaf 7 EDX bit 15 is clear);
+// leaf 0x80000000 up to 0x80000008; leaf 0x80000007 invariant TSC (EDX
+// bit 8). The served file answers every other leaf with zeros.
+func intelCPUID(model uint32, leaf6 [4]uint32, baseMHz, maxMHz uint32) map[uint32][4]uint32 {
+	return map[uint32][4]uint32{
+		// "Genu" "ntel" "ineI" in EBX, ECX, EDX.
+		0:          {0x1a, 0x756e6547, 0x6c65746e, 0x49656e69},
+		1:          {uint32(Signature(6, model)) | 1, 0x100800, 0x7ffafbbf, 0xbfebfbff},
+		6:          leaf6,
+		0x16:       {baseMHz, maxMHz, 100, 0},
+		0x1a:       {0, 0, 0, 0},
+		0x80000000: {0x80000008, 0, 0, 0},
+		0x80000007: {0, 0, 0, 0x100},
+	}
 }
 
 // runRef runs spec in a child process in a new mount namespace and

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
 	"github.com/hwpprobe/hwpprobe/rapl"
 )
 
@@ -75,7 +76,13 @@ var (
 // limit-reason tables) from an emulated /dev/cpu/N/msr, and each line of
 // its configuration dump must match our decode of the same value.
 func TestTurbostat(t *testing.T) {
-	tool, so, stat, cpus := refSetup(t, "turbostat")
+	peers, stat, cpus := refSetup(t)
+	for _, p := range peers {
+		p.Run(t, func(t *testing.T) { testTurbostat(t, p, stat, cpus) })
+	}
+}
+
+func testTurbostat(t *testing.T, p testbin.Peer, stat string, cpus int) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	// Haswell-ULT has turbostat's limit-reason tables; Haswell-X keeps
 	// ratios for 9-16 cores in MSR_TURBO_RATIO_LIMIT1, Skylake-X group
@@ -92,18 +99,14 @@ func TestTurbostat(t *testing.T) {
 			"sys/devices/system/cpu/possible": fmt.Sprintf("0-%d\n", cpus-1),
 			"sys/devices/system/cpu/online":   fmt.Sprintf("0-%d\n", cpus-1),
 		}
-		spec := refSpec{Tool: tool, Args: []string{"--debug", "--num_iterations", "1", "--interval", "0.01"}, Shim: so, Stat: stat,
-			MSRs: map[int]map[uint32]uint64{}, Zero: true, Files: files,
-			Env:   []string{"HWPEMU_RLIMIT_NOFILE_CAP=1"},
+		base := uint32(vals[hwp.MSR_PLATFORM_INFO]>>8&0xff) * 100
+		spec := refSpec{Tool: p.Tools["turbostat"], Args: []string{"--debug", "--num_iterations", "1", "--interval", "0.01"},
+			Shim: p.Env, Stat: stat, MSRs: map[int]map[uint32]uint64{}, Zero: true, Files: files,
 			Until: `re-initialized|jitter|Avg_MHz|Busy%`,
-			CPUID: map[uint32][4]uint32{
-				// Family 6 and the model, stepping 1 (Haswell-ULT is
-				// 0x40651).
-				1: {uint32(Signature(6, model)) | 1, 0x100800, 0x7ffafbbf, 0xbfebfbff},
-				// Leaf 6 as for HWP machines, plus PTM (EAX bit 6) so
-				// that the package thermal status is read.
-				6: {0xfc7, 0, 0x9, 0},
-			}}
+			// Family 6 and the model, stepping 1 (Haswell-ULT is
+			// 0x40651); leaf 6 as for HWP machines, plus PTM (EAX bit
+			// 6) so that the package thermal status is read.
+			CPUID: intelCPUID(model, [4]uint32{0xfc7, 0, 0x9, 0}, base, base+1000)}
 		for cpu := 0; cpu < cpus; cpu++ {
 			spec.MSRs[cpu] = vals
 			d := fmt.Sprintf("sys/devices/system/cpu/cpu%d/", cpu)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hwpprobe/hwpprobe/emu/cpuidshim"
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
 // peerDecode is one CPU's registers as x86_energy_perf_policy prints them
@@ -99,12 +98,20 @@ func snapDecode(t *testing.T, s snapshot) map[int]*peerDecode {
 // `hwpprobe snapshot --json` does. Some CPUs are first moved away from the
 // defaults through sysfs so that the CPUs differ.
 func TestPeerX86EnergyPerfPolicy(t *testing.T) {
-	if _, err := exec.LookPath("x86_energy_perf_policy"); err != nil {
-		t.Fatalf("x86_energy_perf_policy: %v (apt-get install linux-cpupower; scripts/install-deps.sh)", err)
+	for _, p := range testbin.PeerTools(t) {
+		p.Run(t, func(t *testing.T) { testPeerX86EnergyPerfPolicy(t, p) })
 	}
-	so, err := cpuidshim.Build(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+func testPeerX86EnergyPerfPolicy(t *testing.T, p testbin.Peer) {
+	var env []string
+	for _, kv := range p.Env {
+		env = append(env, shellQuote(kv))
 	}
 	const cpu = "/sys/devices/system/cpu/"
 	script := fmt.Sprintf(`
@@ -113,8 +120,8 @@ echo power > %[1]scpu5/cpufreq/energy_performance_preference
 echo 15 > %[1]scpu12/power/energy_perf_bias
 echo 800000 > %[1]scpu13/cpufreq/scaling_max_freq
 echo snapshot=$(hwpprobe snapshot --json | tr -d '\n')
-env LD_PRELOAD=%[2]s %[3]s=/dev/cpu/0/cpuid x86_energy_perf_policy
-`, cpu, so, cpuidshim.EnvDevice)
+env %[2]s %[3]s
+`, cpu, strings.Join(env, " "), p.Tools["x86_energy_perf_policy"])
 	out := inMachine(t, "mtl-165u", script)
 	kv := keyValues(out)
 	s := parseSnapshot(t, kv["snapshot"])
