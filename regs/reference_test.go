@@ -29,7 +29,20 @@ import (
 // tool and prints its output.
 const refChildEnv = "REGS_REFERENCE_CHILD"
 
+// refGraftEnv makes the test binary the tool's launcher: started by the
+// child in a mount namespace of its own, it grafts the child's FUSE mount
+// (named by the variable, followed by the spec) over the real paths and
+// executes the tool. The server and the grafted paths live in different
+// namespaces, so no thread of the server reads its own files: a cgo test
+// binary's glibc reads /sys/devices/system/cpu/online when it creates a
+// thread, and a server reading itself deadlocks.
+const refGraftEnv = "REGS_REFERENCE_GRAFT"
+
 func TestMain(m *testing.M) {
+	if v := os.Getenv(refGraftEnv); v != "" {
+		fmt.Fprintln(os.Stderr, "reference launcher:", graftAndExec(v))
+		os.Exit(1)
+	}
 	if spec := os.Getenv(refChildEnv); spec != "" {
 		out, err := referenceChild(spec)
 		os.Stdout.Write(out)
@@ -62,14 +75,8 @@ type refSpec struct {
 	Until string
 }
 
-func referenceChild(js string) ([]byte, error) {
-	var s refSpec
-	if err := json.Unmarshal([]byte(js), &s); err != nil {
-		return nil, err
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return nil, fmt.Errorf("make / private: %w", err)
-	}
+// refTree is the emulated tree spec s describes.
+func refTree(s refSpec) *vfs.Dir {
 	tree := vfs.NewDir()
 	tree.Put("proc/stat", vfs.Const(s.Stat))
 	tree.Put("proc/cpuinfo", vfs.Const("processor\t: 0\n"))
@@ -99,28 +106,68 @@ func referenceChild(js string) ([]byte, error) {
 	for p, c := range s.Files {
 		tree.Put(p, vfs.Const(c))
 	}
+	return tree
+}
+
+// referenceChild serves spec js through FUSE and runs the tool through
+// the launcher (refGraftEnv), returning its output.
+func referenceChild(js string) ([]byte, error) {
+	var s refSpec
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		return nil, err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return nil, fmt.Errorf("make / private: %w", err)
+	}
 	stage, err := os.MkdirTemp("", "regs-reference-")
 	if err != nil {
 		return nil, err
 	}
 	defer os.Remove(stage)
-	// The server lives as long as this process; the mounts go with its
-	// namespace (an Unmount would wait for the grafted binds forever).
-	if _, err := fusefs.Mount(stage, tree, fusefs.Options{Name: "regs-reference"}); err != nil {
+	// The server lives as long as this process; the mount goes with its
+	// namespace, the grafts with the launcher's.
+	if _, err := fusefs.Mount(stage, refTree(s), fusefs.Options{Name: "regs-reference"}); err != nil {
 		return nil, err
 	}
-	if _, err := fusefs.Graft(stage, "/", tree); err != nil {
-		return nil, err
-	}
-	if err := unix.Unmount(stage, unix.MNT_DETACH); err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(s.Tool, s.Args...)
-	cmd.Env = append(append(os.Environ(), s.Shim...), s.Env...)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(withoutRefEnv(os.Environ()), refGraftEnv+"="+stage+"\n"+js)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	if s.Until == "" {
 		return cmd.CombinedOutput()
 	}
 	return runUntil(cmd, regexp.MustCompile(s.Until))
+}
+
+// graftAndExec is the launcher: v is the FUSE mount, a newline, the spec.
+// It returns only on failure.
+func graftAndExec(v string) error {
+	stage, js, _ := strings.Cut(v, "\n")
+	var s refSpec
+	if err := json.Unmarshal([]byte(js), &s); err != nil {
+		return err
+	}
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("make / private: %w", err)
+	}
+	if _, err := fusefs.Graft(stage, "/", refTree(s)); err != nil {
+		return err
+	}
+	if err := unix.Unmount(stage, unix.MNT_DETACH); err != nil {
+		return err
+	}
+	env := append(append(withoutRefEnv(os.Environ()), s.Shim...), s.Env...)
+	return syscall.Exec(s.Tool, append([]string{s.Tool}, s.Args...), env)
+}
+
+// withoutRefEnv returns env without the child's and launcher's variables.
+func withoutRefEnv(env []string) []string {
+	var out []string
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, refChildEnv+"=") && !strings.HasPrefix(kv, refGraftEnv+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // runUntil runs cmd and stops it at the first output line matching stop
