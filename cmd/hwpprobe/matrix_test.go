@@ -167,3 +167,20 @@ func mustAbs(t *testing.T, p string) string {
 	}
 	return a
 }
+
+// TestProfiles: `hwpprobe profiles` lists the governors, the EPP strings
+// with their values on the model (Meteor Lake's table; amd-pstate's) and
+// the EPB names where the CPU has EPB.
+func TestProfiles(t *testing.T) {
+	for machine, want := range map[string][]string{
+		"mtl-165u":        {"governors: performance powersave", "performance          16", "balance_power        179", "normal               6", "no_turbo (now 0)"},
+		"zen4-amd-pstate": {"driver: amd-pstate-epp", "balance_power        191", "epb: none", "boost (now 1)"},
+	} {
+		out, _ := emuScript(t, machine, "$H profiles")
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: profiles output lacks %q:\n%s", machine, w, out)
+			}
+		}
+	}
+}
