@@ -57,6 +57,9 @@ func DetectDaemons(fs sysfs.FS) []Running {
 		if err != nil {
 			continue
 		}
+		if zombie(fs, e.Name()) {
+			continue
+		}
 		names := processNames(fs, e.Name())
 		for _, d := range Daemons {
 			if slices.ContainsFunc(d.Names, func(n string) bool { return slices.Contains(names, n) }) &&
@@ -66,6 +69,21 @@ func DetectDaemons(fs sysfs.FS) []Running {
 		}
 	}
 	return out
+}
+
+// zombie reports whether a process has exited and waits to be reaped
+// (state Z or X in /proc/PID/stat): its comm stays, but it writes nothing.
+func zombie(fs sysfs.FS, pid string) bool {
+	stat, err := fs.ReadString("proc", pid, "stat")
+	if err != nil {
+		return true // gone
+	}
+	// "pid (comm) S ...": the state follows the last ')'.
+	i := strings.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return false
+	}
+	return stat[i+2] == 'Z' || stat[i+2] == 'X'
 }
 
 // processNames returns a process's comm and the base names of its first

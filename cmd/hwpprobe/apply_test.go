@@ -126,18 +126,18 @@ func TestApplyRestoresEveryWayOut(t *testing.T) {
 		t.Run(machine, func(t *testing.T) {
 			p, q := profiles[0], profiles[1]
 			script := fmt.Sprintf(`D before
-$H apply %[1]q -- true >/dev/null; echo "ok $?" >> $T/codes; D ok
-$H apply %[2]q -- sh -c 'exit 3' >/dev/null; echo "fail $?" >> $T/codes; D fail
-$H apply %[1]q -- sh -c 'kill -9 $$' >/dev/null; echo "cmdkill $?" >> $T/codes; D cmdkill
+$H apply --ignore-daemons %[1]q -- true >/dev/null; echo "ok $?" >> $T/codes; D ok
+$H apply --ignore-daemons %[2]q -- sh -c 'exit 3' >/dev/null; echo "fail $?" >> $T/codes; D fail
+$H apply --ignore-daemons %[1]q -- sh -c 'kill -9 $$' >/dev/null; echo "cmdkill $?" >> $T/codes; D cmdkill
 for sig in INT TERM HUP; do
 	rm -f $T/started
-	$H apply %[2]q -- sh -c "echo \$\$ > $T/started; exec sleep 60" >/dev/null & pid=$!
+	$H apply --ignore-daemons %[2]q -- sh -c "echo \$\$ > $T/started; exec sleep 60" >/dev/null & pid=$!
 	`+waitStarted+`
 	D during$sig
 	kill -$sig $pid; wait $pid; echo "$sig $?" >> $T/codes; D $sig
 done
 rm -f $T/started
-$H apply %[1]q -- sh -c "echo \$\$ > $T/started; exec sleep 60" >/dev/null & pid=$!
+$H apply --ignore-daemons %[1]q -- sh -c "echo \$\$ > $T/started; exec sleep 60" >/dev/null & pid=$!
 `+waitStarted+`
 kill -KILL $pid; wait $pid; echo "KILL $?" >> $T/codes; kill -KILL $(cat $T/started)
 D killed
@@ -192,8 +192,8 @@ func TestApplyBadInput(t *testing.T) {
 	}
 	// A journal left by apply without a command refuses the next change.
 	script.WriteString(`D before_all_journal
-$H apply powersave:epp=power >/dev/null; D before_journal
-$H apply performance >/dev/null 2>$T/journal.err; echo "journal $?" >> $T/codes; D after_journal
+$H apply --ignore-daemons powersave:epp=power >/dev/null; D before_journal
+$H apply --ignore-daemons performance >/dev/null 2>$T/journal.err; echo "journal $?" >> $T/codes; D after_journal
 $H restore >/dev/null; D after_all_journal
 `)
 	_, dir := emuScript(t, "mtl-165u", script.String())

@@ -68,19 +68,19 @@ func TestMatrix(t *testing.T) {
 			profiles := matrixProfiles(r.epbs...)
 			args := strings.Join(quoteAll(profiles), " ")
 			script := fmt.Sprintf(`D before
-$H matrix --json %[1]s > $T/m.json; echo "json $?" >> $T/codes
-$H matrix %[1]s > $T/m.txt; echo "text $?" >> $T/codes
+$H matrix --ignore-daemons --json %[1]s > $T/m.json; echo "json $?" >> $T/codes
+$H matrix --ignore-daemons %[1]s > $T/m.txt; echo "text $?" >> $T/codes
 D after`, args)
 			if !*update {
 				script += fmt.Sprintf(`
-$H matrix --expect %[2]s %[1]s > /dev/null; echo "expect $?" >> $T/codes
+$H matrix --ignore-daemons --expect %[2]s %[1]s > /dev/null; echo "expect $?" >> $T/codes
 sed '3s/0/1/' %[2]s > $T/changed.txt
-$H matrix --expect $T/changed.txt %[1]s > $T/changed.out 2>&1; echo "changed $?" >> $T/codes`, args, mustAbs(t, golden))
+$H matrix --ignore-daemons --expect $T/changed.txt %[1]s > $T/changed.out 2>&1; echo "changed $?" >> $T/codes`, args, mustAbs(t, golden))
 			}
-			_, dir := emuScript(t, machine, script)
+			out, dir := emuScript(t, machine, script)
 			got := codes(t, dir)
 			if got["json"] != "0" || got["text"] != "0" {
-				t.Fatalf("matrix exit statuses %v", got)
+				t.Fatalf("matrix exit statuses %v:\n%s", got, out)
 			}
 			if d := cmp.Diff(readDump(t, dir, "before"), readDump(t, dir, "after")); d != "" {
 				t.Errorf("matrix left the machine changed:\n%s", d)
