@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,19 +11,13 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/hwpprobe/hwpprobe/cpuid"
-	"github.com/hwpprobe/hwpprobe/cpus"
-	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/recorder"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
-	"github.com/hwpprobe/hwpprobe/sampler"
-	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
@@ -136,38 +129,9 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	}
 	cfg.Run.Dir = cfg.Spec.Dir
 
-	set, err := openSources(root, fs, list)
-	if err != nil {
-		cli.Linef(stderr, "hwpprobe", "sampling disabled: %v", err)
-		w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "sampling disabled: " + err.Error()})
-	} else {
-		defer set.Close()
-		// The sources chose the request register they read (IA32_HWP_REQUEST
-		// or MSR_AMD_CPPC_REQ, whichever the CPU answers).
-		cfg.HWPReg = set.Setup().Info().HWPRegister
-		cfg.OpenSampler = func() (recorder.Sampler, *recording.Figures, error) {
-			s, err := sampler.New(set)
-			if err != nil {
-				return nil, nil, err
-			}
-			return s, recording.FiguresFromInfo(set.Setup().Info()), nil
-		}
-	}
-	if len(msrs) > 0 && meta.Emulated != "" {
-		// The tracer sees the real kernel's writes, not the emulator's.
-		w.Write(recording.Note{TimeNs: time.Now().UnixNano(),
-			Text: "kernel MSR writes not traced: emulated machine (eBPF sees the real kernel; sampled registers show the emulated requests)"})
-	} else if len(msrs) > 0 {
-		tr, err := ebpf.Open(ebpf.Options{MSRs: msrs, CPUs: list})
-		if err != nil {
-			cli.Linef(stderr, "hwpprobe", "kernel MSR writes not traced: %v", err)
-			w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "kernel MSR writes not traced: " + err.Error()})
-		} else {
-			defer tr.Close()
-			cfg.Tracer = tr
-		}
-	}
-	cfg.Snapshot = func() (string, []byte, error) { return takeSnapshot(root, list) }
+	setup := recorder.OpenSetup(recorder.SetupOptions{Root: root, FS: fs, CPUs: list, MSRs: msrs, Warn: stderr}, w)
+	defer setup.Close()
+	cfg = setup.Config(cfg)
 
 	res := recorder.Run(cfg)
 
@@ -251,21 +215,4 @@ func createOutput(path string, force bool, cred *workload.Credential) (*atomicfi
 		}
 	}
 	return f, nil
-}
-
-// snapshotFormat names the snapshot JSON stored in recordings: the schema
-// of `hwpprobe snapshot --json` (docs/snapshot.md).
-const snapshotFormat = "hwpprobe-snapshot-json"
-
-func takeSnapshot(root string, list cpus.List) (string, []byte, error) {
-	dev := msr.Open(root)
-	defer dev.Close()
-	id := cpuid.Open(root)
-	defer id.Close()
-	s, err := snapshot.Build(snapshot.Sources{FS: sysfs.NewFS(root), MSR: dev, CPUID: id, EUID: os.Geteuid()}, list.String())
-	if err != nil {
-		return "", nil, err
-	}
-	b, err := json.Marshal(s)
-	return snapshotFormat, b, err
 }

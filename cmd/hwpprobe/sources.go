@@ -3,12 +3,10 @@ package main
 import (
 	"fmt"
 
-	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/source"
 	"github.com/hwpprobe/hwpprobe/sysfs"
-	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // selectCPUs resolves a -C argument against the CPUs of the system at
@@ -27,17 +25,8 @@ func selectCPUs(root, spec string) (cpus.List, error) {
 	return list, nil
 }
 
-// openSources probes the figure sources for the selected CPUs: their
-// topology, then package source's fallbacks (perf off under emulation: it
-// would count the real machine).
+// openSources probes the figure sources for the selected CPUs
+// (source.OpenCPUs).
 func openSources(root string, fs sysfs.FS, list cpus.List) (*source.Set, error) {
-	id := cpuid.Open(root)
-	defer id.Close()
-	topo, err := topology.Detect(fs, id, list)
-	if err != nil {
-		return nil, fmt.Errorf("topology: %w", err)
-	}
-	emulated := fs.Emulated()
-	return source.Open(source.Config{Root: root, CPUs: source.Placement(topo),
-		Perf: emulated == "", Emulated: emulated})
+	return source.OpenCPUs(root, fs, list)
 }

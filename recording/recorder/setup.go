@@ -1,0 +1,125 @@
+package recorder
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/cpuid"
+	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/ebpf"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/msr"
+	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/sampler"
+	"github.com/hwpprobe/hwpprobe/snapshot"
+	"github.com/hwpprobe/hwpprobe/source"
+	"github.com/hwpprobe/hwpprobe/sysfs"
+)
+
+// SnapshotFormat names the snapshot JSON stored in recordings: the schema
+// of `hwpprobe snapshot --json` (docs/snapshot.md).
+const SnapshotFormat = "hwpprobe-snapshot-json"
+
+// SetupOptions say what every run of a recording measures.
+type SetupOptions struct {
+	Root string // system root
+	FS   sysfs.FS
+	CPUs cpus.List
+	// MSRs are the registers whose kernel writes are traced; none: no
+	// tracing.
+	MSRs []uint32
+	Warn io.Writer // one line per source that cannot be opened
+}
+
+// Setup holds the sources, the tracer and the snapshot taker that the
+// runs of one recording share (`record` makes one run, `diff` many).
+type Setup struct {
+	o      SetupOptions
+	set    *source.Set
+	tracer *ebpf.Tracer
+}
+
+// OpenSetup opens the figure sources and the tracer. What cannot be opened
+// is left out of the runs, said once on o.Warn and written to w as a note:
+// it never fails.
+func OpenSetup(o SetupOptions, w *recording.Writer) *Setup {
+	s := &Setup{o: o}
+	note := func(text string) {
+		cli.Linef(o.Warn, "hwpprobe", "%s", text)
+		w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: text})
+	}
+	set, err := source.OpenCPUs(o.Root, o.FS, o.CPUs)
+	if err != nil {
+		note("sampling disabled: " + err.Error())
+	} else {
+		s.set = set
+	}
+	switch {
+	case len(o.MSRs) == 0:
+	case o.FS.Emulated() != "":
+		// The tracer sees the real kernel's writes, not the emulator's.
+		w.Write(recording.Note{TimeNs: time.Now().UnixNano(),
+			Text: "kernel MSR writes not traced: emulated machine (eBPF sees the real kernel; sampled registers show the emulated requests)"})
+	default:
+		tr, err := ebpf.Open(ebpf.Options{MSRs: o.MSRs, CPUs: o.CPUs})
+		if err != nil {
+			note("kernel MSR writes not traced: " + err.Error())
+		} else {
+			s.tracer = tr
+		}
+	}
+	return s
+}
+
+// Config completes a run's configuration with the setup's sampler,
+// tracer and snapshots.
+func (s *Setup) Config(c Config) Config {
+	if s.set != nil {
+		// The sources chose the request register they read
+		// (IA32_HWP_REQUEST or MSR_AMD_CPPC_REQ, whichever the CPU answers).
+		c.HWPReg = s.set.Setup().Info().HWPRegister
+		set := s.set
+		c.OpenSampler = func() (Sampler, *recording.Figures, error) {
+			smp, err := sampler.New(set)
+			if err != nil {
+				return nil, nil, err
+			}
+			return smp, recording.FiguresFromInfo(set.Setup().Info()), nil
+		}
+	}
+	if s.tracer != nil {
+		c.Tracer = s.tracer
+	}
+	c.Snapshot = func() (string, []byte, error) { return TakeSnapshot(s.o.Root, s.o.CPUs) }
+	return c
+}
+
+// Sources returns the figure sources, nil when sampling is disabled.
+func (s *Setup) Sources() *source.Set { return s.set }
+
+// Close closes the sources and the tracer.
+func (s *Setup) Close() {
+	if s.set != nil {
+		s.set.Close()
+	}
+	if s.tracer != nil {
+		s.tracer.Close()
+	}
+}
+
+// TakeSnapshot returns the machine's snapshot (package snapshot) of list
+// as JSON in SnapshotFormat.
+func TakeSnapshot(root string, list cpus.List) (string, []byte, error) {
+	dev := msr.Open(root)
+	defer dev.Close()
+	id := cpuid.Open(root)
+	defer id.Close()
+	s, err := snapshot.Build(snapshot.Sources{FS: sysfs.NewFS(root), MSR: dev, CPUID: id, EUID: os.Geteuid()}, list.String())
+	if err != nil {
+		return "", nil, err
+	}
+	b, err := json.Marshal(s)
+	return SnapshotFormat, b, err
+}
