@@ -5,44 +5,69 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
+	"strconv"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/experiment"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/report"
+	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/workload"
+	"github.com/hwpprobe/hwpprobe/workload/buildlike"
 )
 
 func init() { subcommands = append(subcommands, newDiffCmd) }
 
-// exitCrossed is diff's status when a --fail-if threshold is crossed.
-const exitCrossed = 3
+// diff's exit statuses beyond cli's (docs/diff.md).
+const (
+	exitCrossed       = 3 // a --fail-if threshold was crossed
+	exitRunFailed     = 4 // a run's command (or --prepare) failed
+	exitRestoreFailed = 5 // settings did not return
+)
 
 type diffOptions struct {
 	alpha, confidence float64
 	markdown, json    string
 	failIf            []string
 	keepDisturbed     bool
+	// the experiment
+	runs, cooldown, order, out, prepare, cpuSpec, traceMSRs string
+	warmup, maxRuns, size                                   int
+	precision                                               float64
+	seed                                                    uint64
+	interval                                                time.Duration
+	force, dryRun, noTrace                                  bool
 }
+
+// liveFlags are the flags that only an experiment run takes.
+var liveFlags = []string{"runs", "max-runs", "precision", "warmup", "order", "seed", "prepare", "cooldown",
+	"output", "force", "interval", "cpus", "trace-msrs", "no-trace", "dry-run", "size"}
 
 func newDiffCmd() *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{
-		Use:   "diff EXPERIMENT | diff A.hwpr B.hwpr",
-		Short: "Compare two sides of an experiment: is B faster than A, and what did the hardware get",
-		Long: `diff analyses an experiment file (the runs of two sides) or two recordings
-(each the runs of one side, e.g. two 'record' runs from different kernels):
-per side and core type the HWP request and EPB the registers held and the
-kernel wrote (by process), delivered MHz, power, energy per run, temperatures
-and limit reasons; then what differs, and the verdict with benchstat's
-statistics (median, exact interval, Mann-Whitney U, "~" when not
-significant) and the ratio B/A with a distribution-free interval.
-Exit status: 0 verdict within thresholds, 1 error, 2 bad input (including an
-incomplete file, whose complete runs are still analysed), 3 a --fail-if
-threshold crossed. See docs/diff.md.`,
-		Args: cli.ArgsUsage(cobra.RangeArgs(1, 2)),
+		Use:   "diff A B [-- CMD] | diff EXPERIMENT | diff A.hwpr B.hwpr",
+		Short: "Is B faster than A, by how much, how sure, and what did the hardware get under each",
+		Long: `diff A B runs an experiment: CMD (or the built-in build-like job) under the
+settings of profile A and of profile B, interleaved (warm-up runs, then ABBA),
+recording every run into one experiment file; the settings are restored on
+every way out. diff FILE analyses an experiment again, diff a.hwpr b.hwpr
+compares two recordings. The report: per side and core type the HWP request
+and EPB the registers held and the kernel wrote, delivered MHz, power, energy
+per run, temperatures, limit reasons, what differs, then the verdict with
+benchstat's statistics and the ratio B/A with a distribution-free interval.
+Exit status: 0 verdict within thresholds, 1 error, 2 bad input, 3 a --fail-if
+threshold crossed, 4 a run failed, 5 restore failed, 128+N interrupted by
+signal N. See docs/diff.md.`,
+		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runDiff(cmd.OutOrStdout(), o, args)
+			return runDiff(cmd, o, args)
 		},
 	}
 	f := cmd.Flags()
@@ -52,11 +77,27 @@ threshold crossed. See docs/diff.md.`,
 	f.StringVar(&o.json, "json", "", "also write the report as JSON to FILE (schema "+report.Schema+")")
 	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable)")
 	f.BoolVar(&o.keepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
+	f.StringVar(&o.runs, "runs", "5", "measured runs per side, or auto (adaptive: --max-runs, --precision)")
+	f.IntVar(&o.maxRuns, "max-runs", 20, "--runs auto: at most this many runs per side")
+	f.Float64Var(&o.precision, "precision", analysis.DefaultPrecision, "--runs auto: the ratio's relative half-width to settle for")
+	f.IntVar(&o.warmup, "warmup", 1, "warm-up runs per side, not counted")
+	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba or random")
+	f.Uint64Var(&o.seed, "seed", 1, "--order random: the seed")
+	f.StringVar(&o.prepare, "prepare", "", "shell command before every run, untimed, as the invoking user")
+	f.StringVar(&o.cooldown, "cooldown", "0s", "wait before every run: a duration, or auto (package temperature within 2 C of the start, at most 5m)")
+	f.StringVarP(&o.out, "output", "o", "", "experiment file (default diff-YYYYMMDD-HHMMSS.hwpr)")
+	f.BoolVar(&o.force, "force", false, "overwrite the experiment file")
+	f.DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "sampling interval")
+	f.StringVarP(&o.cpuSpec, "cpus", "C", "", "CPUs to sample (default: every online CPU)")
+	f.StringVar(&o.traceMSRs, "trace-msrs", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "MSRs whose kernel writes are traced")
+	f.BoolVar(&o.noTrace, "no-trace", false, "do not trace the kernel's MSR writes")
+	f.BoolVar(&o.dryRun, "dry-run", false, "print the schedule and every setting write, change nothing")
+	f.IntVar(&o.size, "size", buildlike.DefaultSize, "work units of the built-in workload (when no CMD is given)")
 	return cmd
 }
 
-func runDiff(stdout io.Writer, o *diffOptions, args []string) error {
-	d := report.DiffOptions{Paths: args, KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json,
+func runDiff(cmd *cobra.Command, o *diffOptions, args []string) error {
+	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json,
 		Stats: analysis.Options{Alpha: o.alpha, Confidence: o.confidence}, Info: report.Info{Version: version}}
 	if o.alpha <= 0 || o.alpha >= 1 || o.confidence <= 0 || o.confidence >= 1 {
 		return cli.Usagef("diff: --alpha and --confidence must be in (0, 1)")
@@ -68,12 +109,34 @@ func runDiff(stdout io.Writer, o *diffOptions, args []string) error {
 		}
 		d.Thresholds = append(d.Thresholds, t)
 	}
+	dash := cmd.ArgsLenAtDash()
+	if dash < 0 && allFiles(args) {
+		for _, name := range liveFlags {
+			if cmd.Flags().Changed(name) {
+				return cli.Usagef("diff: --%s runs an experiment; it does not apply to recordings given to analyse", name)
+			}
+		}
+		if len(args) > 2 {
+			return cli.Usagef("diff: give one experiment or two recordings, not %d files", len(args))
+		}
+		d.Paths = args
+		return diffExit(report.Diff(cmd.OutOrStdout(), d))
+	}
+	return runExperiment(cmd, o, args, d)
+}
+
+// allFiles reports whether every argument names a regular file.
+func allFiles(args []string) bool {
 	for _, p := range args {
 		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-			return cli.Usagef("diff: %q is not a recording file (this hwpprobe compares recordings: diff EXPERIMENT, or diff A.hwpr B.hwpr)", p)
+			return false
 		}
 	}
-	err := report.Diff(stdout, d)
+	return true
+}
+
+// diffExit maps report.Diff's errors to exit statuses.
+func diffExit(err error) error {
 	var in report.InputError
 	switch {
 	case errors.Is(err, report.ErrCrossed):
@@ -84,4 +147,155 @@ func runDiff(stdout io.Writer, o *diffOptions, args []string) error {
 		return fmt.Errorf("diff: %w", err)
 	}
 	return nil
+}
+
+// experimentUsage reports errors that are bad input: found before any
+// change.
+func experimentUsage(err error) bool {
+	for _, e := range []error{experiment.ErrConfig, profile.ErrSyntax, profile.ErrRefused, profile.ErrNoCPUFreq,
+		profile.ErrNotRoot, profile.ErrJournalExists, profile.ErrLocked, profile.ErrDaemon} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// experimentConfig turns the flags into an experiment, or a usage error.
+func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experiment.Config, error) {
+	dash := cmd.ArgsLenAtDash()
+	sides, command := args, []string(nil)
+	if dash >= 0 {
+		sides, command = args[:dash], args[dash:]
+	}
+	if len(sides) != 2 {
+		return experiment.Config{}, cli.Usagef("diff: want two profiles A B (or recordings to analyse), got %d: %q", len(sides), sides)
+	}
+	cfg := experiment.Config{Root: global.root, FS: sysfs.NewFS(global.root), Sides: [2]string{sides[0], sides[1]},
+		Command: command, Warmup: o.warmup, Order: o.order, Seed: o.seed, Prepare: o.prepare, Output: o.out,
+		Force: o.force, Interval: o.interval, DryRun: o.dryRun, Version: version, CommandLine: os.Args,
+		JournalDir: profile.JournalDir(), Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr(),
+		Progress: cmd.ErrOrStderr()}
+	if err := parseRuns(cmd, o, &cfg); err != nil {
+		return cfg, err
+	}
+	if err := parseCooldown(o.cooldown, &cfg); err != nil {
+		return cfg, err
+	}
+	if o.interval < minInterval {
+		return cfg, cli.Usagef("diff: interval %v is shorter than %v", o.interval, minInterval)
+	}
+	if cmd.Flags().Changed("seed") && o.order != experiment.OrderRandom {
+		return cfg, cli.Usagef("diff: --seed orders the runs of --order random only")
+	}
+	var err error
+	if cfg.CPUs, err = selectCPUs(global.root, o.cpuSpec); err != nil {
+		return cfg, err
+	}
+	if !o.noTrace {
+		if cfg.MSRs, err = tracefmt.ParseMSRFilter(o.traceMSRs); err != nil {
+			return cfg, cli.Usagef("--trace-msrs: %w", err)
+		}
+	}
+	if cfg.Cred, err = workload.SudoCredential(os.Getenv); err != nil {
+		return cfg, cli.UsageError{Err: err}
+	}
+	if cfg.Dir, err = os.Getwd(); err != nil {
+		cfg.Dir = ""
+	}
+	if cfg.Output == "" {
+		cfg.Output = "diff-" + time.Now().Format("20060102-150405") + ".hwpr"
+	}
+	if len(cfg.Command) == 0 {
+		exe, err := os.Executable()
+		if err != nil {
+			return cfg, fmt.Errorf("diff: find hwpprobe's binary for the built-in workload: %w", err)
+		}
+		bc := buildlike.Config{Size: o.size, Jobs: runtime.NumCPU()}
+		if cfg.Command, err = buildlike.Command(exe, bc); err != nil {
+			return cfg, cli.UsageError{Err: err}
+		}
+		plan, _ := buildlike.NewPlan(bc)
+		cfg.Builtin = plan.String()
+	} else if cmd.Flags().Changed("size") {
+		return cfg, cli.Usagef("diff: --size sizes the built-in workload; it does not apply to a CMD")
+	}
+	return cfg, nil
+}
+
+func parseRuns(cmd *cobra.Command, o *diffOptions, cfg *experiment.Config) error {
+	if o.runs == "auto" {
+		cfg.Auto = true
+		cfg.Rule = analysis.StopRule{Alpha: o.alpha, Precision: o.precision, MaxRuns: o.maxRuns}
+		return nil
+	}
+	n, err := strconv.Atoi(o.runs)
+	if err != nil || n < 1 {
+		return cli.Usagef("diff: --runs %q: a number of runs per side, at least 1, or auto", o.runs)
+	}
+	for _, name := range []string{"max-runs", "precision"} {
+		if cmd.Flags().Changed(name) {
+			return cli.Usagef("diff: --%s goes with --runs auto, not --runs %d", name, n)
+		}
+	}
+	cfg.Runs = n
+	return nil
+}
+
+// maxAutoCooldown bounds --cooldown auto.
+const maxAutoCooldown = 5 * time.Minute
+
+func parseCooldown(s string, cfg *experiment.Config) error {
+	if s == "auto" {
+		cfg.Cooldown, cfg.CooldownAuto = maxAutoCooldown, true
+		return nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d < 0 {
+		return cli.Usagef("diff: --cooldown %q: a duration (30s) or auto", s)
+	}
+	cfg.Cooldown = d
+	return nil
+}
+
+func runExperiment(cmd *cobra.Command, o *diffOptions, args []string, d report.DiffOptions) error {
+	cfg, err := experimentConfig(cmd, o, args)
+	if err != nil {
+		return err
+	}
+	out, err := experiment.Run(cfg)
+	switch {
+	case err != nil && experimentUsage(err):
+		return cli.UsageError{Err: fmt.Errorf("diff: %w", err)}
+	case err != nil:
+		return fmt.Errorf("diff: %w", err)
+	case cfg.DryRun:
+		return nil
+	}
+	return experimentExit(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, out, d)
+}
+
+// experimentExit reports the experiment's complete runs and chooses the
+// status: restore failure first, then a signal, a failed run, the
+// thresholds.
+func experimentExit(stdout, stderr io.Writer, cfg experiment.Config, out *experiment.Outcome, d report.DiffOptions) error {
+	var rerr error
+	if out.Complete > 0 || out.Signal == 0 {
+		d.Paths = []string{cfg.Output}
+		rerr = diffExit(report.Diff(stdout, d))
+	}
+	fmt.Fprintf(stderr, "hwpprobe: %d measured runs complete in %s\n", out.Complete, cfg.Output)
+	switch {
+	case out.RestoreErr != nil:
+		return cli.ExitCodeError{Code: exitRestoreFailed, Err: fmt.Errorf("diff: restore: %w; run `hwpprobe restore`", out.RestoreErr)}
+	case out.Signal != 0:
+		return cli.ExitCodeError{Code: 128 + int(out.Signal), Err: fmt.Errorf("diff: interrupted by %v after %d complete runs; settings restored, %s is readable",
+			out.Signal, out.Complete, cfg.Output)}
+	case out.Failed != "":
+		return cli.ExitCodeError{Code: exitRunFailed, Err: fmt.Errorf("diff: %s failed with status %d; the experiment stopped, settings restored",
+			out.Failed, out.FailedCode)}
+	case out.WriteErr != nil:
+		return fmt.Errorf("diff: the experiment file is incomplete: %w", out.WriteErr)
+	}
+	return rerr
 }

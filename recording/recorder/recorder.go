@@ -78,7 +78,10 @@ type Config struct {
 
 // Result is how a run went.
 type Result struct {
-	End recording.RunEnd
+	// Start is the run-start record as written (its TimeNs is when the
+	// command was released).
+	Start recording.RunStart
+	End   recording.RunEnd
 	// StartErr is set when the command did not start (ErrNotFound,
 	// ErrNotExecutable ...); End.ExitCode is then 127 or 126.
 	StartErr error
@@ -231,7 +234,7 @@ func Run(cfg Config) Result {
 		code := workload.ExitStatus(err)
 		end := recording.RunEnd{Run: run.Run, TimeNs: time.Now().UnixNano(), ExitCode: code, Error: err.Error()}
 		sk.write(end)
-		return Result{End: end, StartErr: err, WriteErr: sk.err, Warnings: sk.warnings}
+		return Result{Start: run, End: end, StartErr: err, WriteErr: sk.err, Warnings: sk.warnings}
 	}
 
 	// Sampling and flushing while the command runs.
@@ -264,7 +267,7 @@ func Run(cfg Config) Result {
 		end.Error = res.Err.Error()
 	}
 	sk.write(end)
-	return Result{End: end, WriteErr: sk.err, Warnings: sk.warnings, Forwarded: res.Forwarded}
+	return Result{Start: run, End: end, WriteErr: sk.err, Warnings: sk.warnings, Forwarded: res.Forwarded}
 }
 
 // loop samples every interval and flushes every FlushEvery until stop is

@@ -1,0 +1,247 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/perfcount"
+	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/workload"
+)
+
+// ErrConfig is wrapped by every error about the experiment's input that is
+// found before anything changes: the system is untouched.
+var ErrConfig = errors.New("bad experiment")
+
+// Config is an experiment.
+type Config struct {
+	Root string
+	FS   sysfs.FS
+	CPUs cpus.List // sampled and traced
+	// Sides are the two profiles (package profile's syntax).
+	Sides [2]string
+	// Command is the workload; Builtin describes it in the file when it
+	// is the built-in one.
+	Command []string
+	Builtin string
+	Warmup  int
+	Runs    int // measured runs per side (Auto: unused)
+	Auto    bool
+	Rule    analysis.StopRule // Auto: the stopping rule
+	Order   string            // OrderABBA or OrderRandom
+	Seed    uint64
+	Prepare string // shell command before every run, untimed; "" none
+	// Cooldown waits this long before every run; with CooldownAuto it is
+	// the bound of the wait for the package temperature.
+	Cooldown     time.Duration
+	CooldownAuto bool
+	Output       string
+	Force        bool
+	Interval     time.Duration
+	MSRs         []uint32 // traced registers
+	DryRun       bool
+	Cred         *workload.Credential
+	JournalDir   string // "": profile.JournalDir()
+	Version      string
+	CommandLine  []string
+	Dir          string // the workload's working directory
+	Stdin        io.Reader
+	Stdout       io.Writer // the workload's and prepare's streams
+	Stderr       io.Writer
+	Progress     io.Writer // one line per run, the schedule, the restore
+}
+
+// Outcome is how an experiment ended.
+type Outcome struct {
+	Complete int // measured runs that ended
+	// Signal is the signal that stopped the experiment, 0 if none.
+	Signal syscall.Signal
+	// Failed names the run whose command failed (the experiment stopped
+	// there); FailedCode is its status.
+	Failed     string
+	FailedCode int
+	Stop       *analysis.Decision // Auto: the last look
+	RestoreErr error
+	WriteErr   error
+}
+
+// Run runs the experiment. Errors wrapping ErrConfig, profile.ErrSyntax,
+// profile.ErrRefused, profile.ErrNoCPUFreq, profile.ErrJournalExists or
+// profile.ErrNotRoot come before any change.
+func Run(cfg Config) (*Outcome, error) {
+	profiles, m, err := check(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.DryRun {
+		return &Outcome{}, dryRun(cfg, profiles, m)
+	}
+	if os.Geteuid() != 0 {
+		return nil, fmt.Errorf("%w: diff writes sysfs settings; run it as root (sudo hwpprobe diff ...), or add --dry-run", profile.ErrNotRoot)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	sw, err := profile.Begin(profile.Options{FS: cfg.FS, JournalDir: cfg.JournalDir}, profiles[0].Text)
+	if err != nil {
+		return nil, err
+	}
+	out := &Outcome{}
+	defer func() {
+		if r := recover(); r != nil {
+			sw.Restore()
+			panic(r)
+		}
+	}()
+	err = run(cfg, profiles, sw, sigs, out)
+	res, rerr := sw.Restore()
+	profile.WriteRestore(cfg.Progress, res)
+	out.RestoreErr = rerr
+	return out, err
+}
+
+// check validates everything that can be checked before a change: the
+// options, both profiles against the machine, the command.
+func check(cfg Config) ([2]*profile.Profile, *profile.Machine, error) {
+	var ps [2]*profile.Profile
+	switch {
+	case !cfg.Auto && cfg.Runs < 1:
+		return ps, nil, fmt.Errorf("%w: --runs %d: at least 1 run per side", ErrConfig, cfg.Runs)
+	case cfg.Warmup < 0:
+		return ps, nil, fmt.Errorf("%w: --warmup %d is negative", ErrConfig, cfg.Warmup)
+	case cfg.Order != OrderABBA && cfg.Order != OrderRandom:
+		return ps, nil, fmt.Errorf("%w: --order %q: abba or random", ErrConfig, cfg.Order)
+	case cfg.Auto && cfg.Order == OrderRandom:
+		return ps, nil, fmt.Errorf("%w: --runs auto interleaves ABBA blocks; it does not take --order random", ErrConfig)
+	case cfg.Cooldown < 0:
+		return ps, nil, fmt.Errorf("%w: --cooldown %v is negative", ErrConfig, cfg.Cooldown)
+	}
+	if cfg.Auto {
+		if err := cfg.Rule.Check(); err != nil {
+			return ps, nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+	}
+	for i, s := range cfg.Sides {
+		p, err := profile.Parse(s)
+		if err != nil {
+			return ps, nil, err
+		}
+		ps[i] = p
+	}
+	m, err := profile.ReadMachine(cfg.FS)
+	if err != nil {
+		return ps, nil, fmt.Errorf("read settings: %w", err)
+	}
+	for i, p := range ps {
+		if _, err := m.Plan(p); err != nil {
+			return ps, nil, fmt.Errorf("side %s: %w", label(i), err)
+		}
+	}
+	if len(cfg.Command) == 0 {
+		return ps, nil, fmt.Errorf("%w: no command", ErrConfig)
+	}
+	if _, err := exec.LookPath(cfg.Command[0]); err != nil {
+		return ps, nil, fmt.Errorf("%w: command %q not found", ErrConfig, cfg.Command[0])
+	}
+	if cfg.Output == "" {
+		return ps, nil, fmt.Errorf("%w: no output file", ErrConfig)
+	}
+	if _, err := os.Stat(cfg.Output); err == nil && !cfg.Force {
+		return ps, nil, fmt.Errorf("%w: %s exists (use --force to overwrite it)", ErrConfig, cfg.Output)
+	}
+	return ps, m, nil
+}
+
+func dryRun(cfg Config, ps [2]*profile.Profile, m *profile.Machine) error {
+	w := cfg.Progress
+	if cfg.Auto {
+		fmt.Fprintf(w, "dry run: %d warm-up runs a side, then ABBA blocks until the verdict is settled, at most %d runs a side\n",
+			cfg.Warmup, cfg.Rule.MaxRuns)
+	} else {
+		fmt.Fprintf(w, "dry run: schedule %s\n", String(Schedule(cfg.Warmup, cfg.Runs, cfg.Order, cfg.Seed)))
+	}
+	fmt.Fprintf(w, "command: %q", cfg.Command)
+	if cfg.Builtin != "" {
+		fmt.Fprintf(w, " (%s)", cfg.Builtin)
+	}
+	fmt.Fprintln(w)
+	if cfg.Prepare != "" {
+		fmt.Fprintf(w, "before every run, untimed: sh -c %q\n", cfg.Prepare)
+	}
+	for i, p := range ps {
+		plan, err := m.Plan(p)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "side %s: %s: %d writes:\n", label(i), p, len(plan.Writes))
+		for _, wr := range plan.Writes {
+			fmt.Fprintf(w, "  %s\n", wr)
+		}
+	}
+	fmt.Fprintf(w, "every setting is restored at the end; recording to %s\n", cfg.Output)
+	return nil
+}
+
+// sideSettings is a profile as recorded settings.
+func sideSettings(p *profile.Profile) []recording.Setting {
+	switch p.Kind {
+	case profile.Tuned:
+		return []recording.Setting{{Name: "tuned", Value: p.Name}}
+	case profile.PPD:
+		return []recording.Setting{{Name: "ppd", Value: p.Name}}
+	case profile.Current:
+		return []recording.Setting{{Name: "profile", Value: "current"}}
+	}
+	var out []recording.Setting
+	for _, s := range p.Settings {
+		name := string(s.Key)
+		if s.CPUs != nil {
+			name += "@" + s.CPUs.String()
+		}
+		out = append(out, recording.Setting{Name: name, Value: s.Value})
+	}
+	return out
+}
+
+// createOutput creates the experiment file, owned by the invoking user.
+func createOutput(cfg Config) (*os.File, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if cfg.Force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	f, err := os.OpenFile(cfg.Output, flags, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("create the experiment file: %w", err)
+	}
+	if cfg.Cred != nil {
+		if err := f.Chown(int(cfg.Cred.UID), int(cfg.Cred.GID)); err != nil {
+			f.Close()
+			os.Remove(cfg.Output)
+			return nil, fmt.Errorf("give %s to uid %d: %w", cfg.Output, cfg.Cred.UID, err)
+		}
+	}
+	return f, nil
+}
+
+// counters are the process counters of each run.
+var counters = perfcount.ProcessEvents
+
+func toSignal(s os.Signal) syscall.Signal {
+	if sig, ok := s.(syscall.Signal); ok {
+		return sig
+	}
+	return syscall.SIGINT
+}
+
+func nan() float64 { return math.NaN() }

@@ -1,0 +1,263 @@
+package experiment
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/recording/recorder"
+	"github.com/hwpprobe/hwpprobe/sampler"
+	"github.com/hwpprobe/hwpprobe/workload"
+)
+
+// errStop ends the schedule early: a signal, a failed run, a write error
+// (the Outcome says which).
+var errStop = errors.New("experiment stopped")
+
+// runner is one experiment under way.
+type runner struct {
+	cfg      Config
+	ps       [2]*profile.Profile
+	sw       *profile.Switcher
+	sigs     chan os.Signal
+	w        *recording.Writer
+	setup    *recorder.Setup
+	out      *Outcome
+	id       int          // runs started
+	times    [2][]float64 // measured seconds per side
+	planned  int
+	started  time.Time
+	baseTemp float64 // package temperature at the start; NaN unknown
+}
+
+func run(cfg Config, ps [2]*profile.Profile, sw *profile.Switcher, sigs chan os.Signal, out *Outcome) error {
+	f, err := createOutput(cfg)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: cfg.Version, Kind: "diff", CommandLine: cfg.CommandLine,
+		TimeNs: time.Now().UnixNano(), IntervalNs: int64(cfg.Interval), CPUs: cfg.CPUs.String(),
+		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated()}
+	for i, p := range ps {
+		meta.Sides = append(meta.Sides, recording.Side{Label: label(i), Settings: sideSettings(p)})
+	}
+	w, err := recording.NewWriter(f, meta)
+	if err != nil {
+		return fmt.Errorf("%s: %w", cfg.Output, err)
+	}
+	if cfg.Builtin != "" {
+		w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "workload: " + cfg.Builtin})
+	}
+	setup := recorder.OpenSetup(recorder.SetupOptions{Root: cfg.Root, FS: cfg.FS, CPUs: cfg.CPUs, MSRs: cfg.MSRs, Warn: cfg.Progress}, w)
+	defer setup.Close()
+	r := &runner{cfg: cfg, ps: ps, sw: sw, sigs: sigs, w: w, setup: setup, out: out, started: time.Now()}
+	r.baseTemp = r.packageTemp()
+	err = r.schedule()
+	status := recording.StatusComplete
+	switch {
+	case out.Signal != 0:
+		status = recording.StatusInterrupted
+	case err != nil && !errors.Is(err, errStop), out.Failed != "", out.WriteErr != nil:
+		status = recording.StatusFailed
+	}
+	if out.WriteErr == nil {
+		if cerr := w.Close(recording.End{TimeNs: time.Now().UnixNano(), Status: status}); cerr != nil {
+			out.WriteErr = cerr
+		}
+	}
+	if errors.Is(err, errStop) {
+		return nil
+	}
+	return err
+}
+
+// schedule runs the fixed schedule, or the adaptive one.
+func (r *runner) schedule() error {
+	if !r.cfg.Auto {
+		slots := Schedule(r.cfg.Warmup, r.cfg.Runs, r.cfg.Order, r.cfg.Seed)
+		r.planned = len(slots)
+		for _, s := range slots {
+			if err := r.one(s); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	warm := Schedule(r.cfg.Warmup, 0, OrderABBA, 0)
+	r.planned = len(warm) + 2*r.cfg.Rule.MaxRuns
+	for _, s := range warm {
+		if err := r.one(s); err != nil {
+			return err
+		}
+	}
+	for pairs := 0; ; pairs++ {
+		for _, s := range pairSlots(pairs) {
+			if err := r.one(s); err != nil {
+				return err
+			}
+		}
+		d, err := r.cfg.Rule.Decide(r.times[0], r.times[1])
+		if err != nil {
+			return err
+		}
+		if d.Stop {
+			r.out.Stop = &d
+			fmt.Fprintf(r.cfg.Progress, "hwpprobe: stopping after %d+%d runs: %s\n", d.N, d.N, d.Verdict)
+			return nil
+		}
+	}
+}
+
+// interrupted reports a signal received between runs.
+func (r *runner) interrupted() bool {
+	select {
+	case s := <-r.sigs:
+		r.out.Signal = toSignal(s)
+		return true
+	default:
+		return false
+	}
+}
+
+// one makes one run: the side's settings, prepare, cool-down, the
+// recorded run.
+func (r *runner) one(s Slot) error {
+	if r.interrupted() {
+		return errStop
+	}
+	if r.sw.Applied != r.ps[s.Side] {
+		if _, err := r.sw.Apply(r.ps[s.Side]); err != nil {
+			return fmt.Errorf("apply side %s: %w", label(s.Side), err)
+		}
+	}
+	r.id++
+	if err := r.prepare(); err != nil {
+		return err
+	}
+	if err := r.cooldown(); err != nil {
+		return err
+	}
+	cfg := r.setup.Config(recorder.Config{W: r.w,
+		Run: recording.RunStart{Run: r.id, Side: label(s.Side), Warmup: s.Warmup, Settings: sideSettings(r.ps[s.Side]),
+			Observed: recorder.Observed(r.cfg.FS, r.cfg.CPUs), Command: r.cfg.Command, Dir: r.cfg.Dir},
+		Spec: workload.Spec{Argv: r.cfg.Command, Cred: r.cfg.Cred, Dir: r.cfg.Dir,
+			Stdin: r.cfg.Stdin, Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr},
+		Interval: r.cfg.Interval, Counters: counters(), Signals: r.sigs, Warn: r.cfg.Progress})
+	res := recorder.Run(cfg)
+	secs := float64(res.End.TimeNs-res.Start.TimeNs) / 1e9
+	r.progress(s, secs, res.End.ExitCode)
+	switch {
+	case res.WriteErr != nil:
+		r.out.WriteErr = res.WriteErr
+		return errStop
+	case res.End.Interrupted:
+		r.out.Signal = res.Forwarded
+		return errStop
+	case res.End.ExitCode != 0:
+		r.out.Failed = fmt.Sprintf("run %d (%s)", r.id, label(s.Side))
+		r.out.FailedCode = res.End.ExitCode
+		return errStop
+	}
+	if !s.Warmup {
+		r.out.Complete++
+		r.times[s.Side] = append(r.times[s.Side], secs)
+	}
+	return nil
+}
+
+// progress prints one line per run: run i of N, side, time, ETA.
+func (r *runner) progress(s Slot, secs float64, code int) {
+	kind := ""
+	if s.Warmup {
+		kind = " warm-up"
+	}
+	eta := ""
+	if left := r.planned - r.id; left > 0 && !r.cfg.Auto {
+		per := time.Since(r.started) / time.Duration(r.id)
+		eta = fmt.Sprintf(", about %v left", (per * time.Duration(left)).Round(time.Second))
+	}
+	fmt.Fprintf(r.cfg.Progress, "hwpprobe: run %d of %d: side %s%s: %.3f s, status %d%s\n",
+		r.id, r.planned, label(s.Side), kind, secs, code, eta)
+}
+
+// prepare runs --prepare as the workload's user, untimed.
+func (r *runner) prepare() error {
+	if r.cfg.Prepare == "" {
+		return nil
+	}
+	proc, err := workload.Start(workload.Spec{Argv: []string{"/bin/sh", "-c", r.cfg.Prepare}, Cred: r.cfg.Cred,
+		Dir: r.cfg.Dir, Stdin: r.cfg.Stdin, Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr}, nil)
+	if err != nil {
+		r.out.Failed, r.out.FailedCode = fmt.Sprintf("--prepare before run %d", r.id), workload.ExitStatus(err)
+		return errStop
+	}
+	res := proc.Wait(r.sigs)
+	switch {
+	case res.Interrupted:
+		r.out.Signal = res.Forwarded
+		return errStop
+	case res.ExitCode != 0:
+		r.out.Failed, r.out.FailedCode = fmt.Sprintf("--prepare before run %d", r.id), res.ExitCode
+		return errStop
+	}
+	return nil
+}
+
+// AutoCooldownMargin is how close to its starting temperature the package
+// must be before a run with --cooldown auto.
+const AutoCooldownMargin = 2.0
+
+// cooldown waits --cooldown, or with auto until the package temperature
+// is within AutoCooldownMargin of the experiment's start (at most
+// --cooldown), checking once a second; a signal ends the wait.
+func (r *runner) cooldown() error {
+	if r.cfg.Cooldown <= 0 {
+		return nil
+	}
+	deadline := time.Now().Add(r.cfg.Cooldown)
+	for time.Now().Before(deadline) {
+		if r.cfg.CooldownAuto {
+			if t := r.packageTemp(); math.IsNaN(t) || math.IsNaN(r.baseTemp) || t <= r.baseTemp+AutoCooldownMargin {
+				return nil // cool enough, or no temperature to wait for
+			}
+		}
+		step := min(time.Second, time.Until(deadline))
+		select {
+		case s := <-r.sigs:
+			r.out.Signal = toSignal(s)
+			return errStop
+		case <-time.After(step):
+		}
+	}
+	return nil
+}
+
+// packageTemp reads the hottest package's temperature over a short
+// interval; NaN when it cannot be read.
+func (r *runner) packageTemp() float64 {
+	set := r.setup.Sources()
+	if set == nil {
+		return nan()
+	}
+	smp, err := sampler.New(set)
+	if err != nil {
+		return nan()
+	}
+	time.Sleep(50 * time.Millisecond)
+	var s sampler.Sample
+	if err := smp.Sample(&s); err != nil {
+		return nan()
+	}
+	t := nan()
+	for _, p := range s.Packages {
+		if p.PkgTmp.OK() && (math.IsNaN(t) || p.PkgTmp.V > t) {
+			t = p.PkgTmp.V
+		}
+	}
+	return t
+}
