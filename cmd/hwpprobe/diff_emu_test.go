@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
+	"github.com/hwpprobe/hwpprobe/profile"
+)
+
+// settingsScript prints every setting diff may change, so that a script
+// can compare them before and after.
+const settingsScript = `cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governor /sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference /sys/devices/system/cpu/cpu*/cpufreq/scaling_min_freq /sys/devices/system/cpu/cpu*/power/energy_perf_bias`
+
+// emuDiff runs script under `hwpemu run machine` with hwpprobe as $H, in
+// dir, with a private journal directory; it returns the combined output
+// and the script's status.
+func emuDiff(t *testing.T, machine, dir, script string) (string, int) {
+	t.Helper()
+	hwpemu, err := testbin.Build(t.TempDir(), "../hwpemu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpemu, "run", machine, "--", "sh", "-c", script)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "H="+hwpprobeBin, profile.JournalDirEnv+"="+filepath.Join(dir, "journal"))
+	cmd.WaitDelay = 5 * time.Second
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("hwpemu run %s did not end within 3 minutes\n%s", machine, b)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("hwpemu run: %v\n%s", err, b)
+	}
+	return string(b), code
+}
+
+type diffJSON struct {
+	Figures []struct {
+		Name        string  `json:"name"`
+		Significant bool    `json:"significant"`
+		Ratio       float64 `json:"ratio"`
+		Delta       string  `json:"delta"`
+	} `json:"figures"`
+	Sides []struct {
+		CoreTypes []struct {
+			Type string                              `json:"type"`
+			Held map[string][]struct{ Value uint64 } `json:"held"`
+		} `json:"core_types"`
+	} `json:"sides"`
+	Runs []struct{ Counted bool } `json:"runs"`
+}
+
+func readDiffJSON(t *testing.T, path string) diffJSON {
+	t.Helper()
+	var j diffJSON
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &j) != nil {
+		t.Fatalf("read %s: %v\n%s", path, err, b)
+	}
+	return j
+}
+
+// TestDiffEmulated: the issue's experiment under the emulated Core Ultra 7
+// 165U, with the built-in workload kept small: per core type, min == max
+// and EPP 0 under performance, min < max and EPP 16 (Meteor Lake's
+// "performance" EPP) under powersave:epp=performance, read from the
+// sampled registers; every setting back afterwards; text, Markdown and
+// JSON written.
+func TestDiffEmulated(t *testing.T) {
+	dir := t.TempDir()
+	out, code := emuDiff(t, "mtl-165u", dir, settingsScript+` > before; "$H" diff performance powersave:epp=performance --runs 4 --size 60 -C 0,4,12 -o exp.hwpr --markdown r.md --json r.json; echo "diff status $?"; `+settingsScript+` > after; cmp before after && echo restored`)
+	if code != 0 || !strings.Contains(out, "diff status 0") || !strings.Contains(out, "restored") {
+		t.Fatalf("status %d:\n%s", code, out)
+	}
+	for _, want := range []string{"A: governor=performance  (4 runs counted)", "held:    min 62  max 62  desired 0  epp 0",
+		"held:    min 4  max 38  desired 0  epp 16", "verdict:", "restore: every setting is back"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	j := readDiffJSON(t, filepath.Join(dir, "r.json"))
+	for i, s := range j.Sides {
+		for _, ct := range s.CoreTypes {
+			if ct.Type == "all" {
+				continue
+			}
+			min, max, epp := ct.Held["min"][0].Value, ct.Held["max"][0].Value, ct.Held["epp"][0].Value
+			if i == 0 && (min != max || epp != 0) || i == 1 && (min >= max || epp != 16) {
+				t.Errorf("side %d %s: held min %d max %d EPP %d", i, ct.Type, min, max, epp)
+			}
+		}
+	}
+	if md, err := os.ReadFile(filepath.Join(dir, "r.md")); err != nil || !strings.Contains(string(md), "| B | P | 1 | min 5  max 62  desired 0  epp 16") {
+		t.Errorf("Markdown: %v\n%s", err, md)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "journal", "journal.json")); err == nil {
+		t.Error("the journal is left after a complete experiment")
+	}
+}
+
+// TestDiffGovernorSensitive: a workload that is slower under the
+// performance governor (it reads the governor) gets a significant verdict
+// with B faster and the ratio near 0.1; the same side twice gets "~"
+// (at alpha 0.01 no 4+4 experiment can be significant: its smallest p is
+// 0.029).
+func TestDiffGovernorSensitive(t *testing.T) {
+	dir := t.TempDir()
+	work := `if grep -q performance /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; then sleep 1; else sleep 0.1; fi`
+	out, code := emuDiff(t, "mtl-165u", dir, `"$H" diff performance powersave --runs 4 --warmup 0 -C 0 --json ab.json -o ab.hwpr -- sh -c '`+work+`'; echo "ab $?"; "$H" diff powersave powersave --runs 4 --warmup 0 --alpha 0.01 -C 0 --json aa.json -o aa.hwpr -- sh -c '`+work+`'; echo "aa $?"`)
+	if code != 0 || !strings.Contains(out, "ab 0") || !strings.Contains(out, "aa 0") {
+		t.Fatalf("status %d:\n%s", code, out)
+	}
+	ab := readDiffJSON(t, filepath.Join(dir, "ab.json")).Figures[0]
+	// 0.1 s against 1 s: a margin wide enough for a loaded machine.
+	if ab.Name != "time" || !ab.Significant || ab.Ratio < 0.05 || ab.Ratio > 0.5 {
+		t.Errorf("performance vs powersave: %+v, want significant, B/A about 0.1", ab)
+	}
+	if aa := readDiffJSON(t, filepath.Join(dir, "aa.json")).Figures[0]; aa.Significant || aa.Delta != "~" {
+		t.Errorf("powersave vs powersave: %+v, want ~", aa)
+	}
+}
+
+// TestDiffEmulatedInterrupted: SIGINT in the middle of a run and a failing
+// command both end with every setting back and a readable file.
+func TestDiffEmulatedInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	out, code := emuDiff(t, "mtl-165u", dir, settingsScript+` > before;
+"$H" diff performance powersave:epp=performance --runs 4 -C 0 -o int.hwpr -- sleep 1 & pid=$!; sleep 3.5; kill -INT $pid; wait $pid; echo "int $?"; `+settingsScript+` > after1; cmp before after1 && echo restored1;
+"$H" diff performance powersave --runs 4 -C 0 -o fail.hwpr -- sh -c 'exit 3'; echo "fail $?"; `+settingsScript+` > after2; cmp before after2 && echo restored2;
+"$H" show int.hwpr > /dev/null; echo "show $?"`)
+	for _, want := range []string{"int 130", "restored1", "fail 4", "restored2", "show 0", "interrupted by interrupt after", "run 1 (A) failed with status 3"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q (status %d):\n%s", want, code, out)
+		}
+	}
+}
+
+// TestDiffEmulatedZen4: the same experiment on the emulated AMD machine
+// (amd-pstate: MSR_AMD_CPPC_REQ).
+func TestDiffEmulatedZen4(t *testing.T) {
+	dir := t.TempDir()
+	out, code := emuDiff(t, "zen4-amd-pstate", dir, settingsScript+` > before; "$H" diff performance powersave --runs 4 --size 40 -C 0 -o exp.hwpr --json r.json; echo "diff status $?"; `+settingsScript+` > after; cmp before after && echo restored`)
+	if code != 0 || !strings.Contains(out, "diff status 0") || !strings.Contains(out, "restored") {
+		t.Fatalf("status %d:\n%s", code, out)
+	}
+	j := readDiffJSON(t, filepath.Join(dir, "r.json"))
+	if len(j.Sides) != 2 || len(j.Sides[0].CoreTypes) == 0 || len(j.Sides[0].CoreTypes[0].Held["epp"]) == 0 {
+		t.Errorf("no CPPC request held on zen4: %+v", j.Sides)
+	}
+}
+
+// TestDiffBadInputEmulated: bad input is one line, status 2, nothing
+// changed.
+func TestDiffBadInputEmulated(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "journal"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	script := settingsScript + ` > before;
+for args in "performance bogus -- true" "performance powersave -- no-such-command-hwpprobe" "performance powersave --runs 0 -- true" "performance powersave --max-runs 5 -- true" "performance powersave --runs auto --order random -- true" "performance powersave --size 5 -- true"; do
+  "$H" diff $args -o x.hwpr 2> err; echo "status $? lines $(wc -l < err): $(cat err)"; done
+echo '{"version":1,"pid":1,"user":"root","profile":"performance","started":"2026-01-01T00:00:00Z","root":"/","original":{}}' > journal/journal.json
+"$H" diff performance powersave -o y.hwpr -- true 2> err; echo "journal status $? lines $(wc -l < err): $(cat err)"
+` + settingsScript + ` > after; cmp before after && echo unchanged; ls x.hwpr y.hwpr 2>&1 | grep -c 'No such'`
+	out, _ := emuDiff(t, "mtl-165u", dir, script)
+	if strings.Count(out, "status 2 lines 1:") != 7 || !strings.Contains(out, "unchanged") || !strings.Contains(out, "\n2\n") {
+		t.Errorf("want seven one-line status-2 errors, settings unchanged, no file:\n%s", out)
+	}
+	for _, want := range []string{"governor=bogus", "not found", `--runs "0"`, "--max-runs goes with --runs auto", "does not take --order random", "--size sizes the built-in workload", "journal"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestDiffNoCPUFreq: on this VM (no cpufreq) diff says what is missing.
+func TestDiffNoCPUFreq(t *testing.T) {
+	_, errOut, code := runBin(t, "diff", "performance", "powersave", "-o", filepath.Join(t.TempDir(), "x.hwpr"), "--", "true")
+	if code != exitUsage || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "cpufreq") {
+		t.Errorf("status %d, stderr %q; want 2 and one line naming cpufreq", code, errOut)
+	}
+}
