@@ -192,3 +192,21 @@ func TestDiffNoCPUFreq(t *testing.T) {
 		t.Errorf("status %d, stderr %q; want 2 and one line naming cpufreq", code, errOut)
 	}
 }
+
+// TestDiffEmulatedDryRunAndAuto: --dry-run prints the schedule and the
+// writes and changes nothing; --runs auto settles a tenfold difference as
+// significant within its 6 runs a side (at 4+4 when the runs are steady
+// enough for the 5% precision, at the last look otherwise).
+func TestDiffEmulatedDryRunAndAuto(t *testing.T) {
+	dir := t.TempDir()
+	work := `if grep -q performance /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; then sleep 1; else sleep 0.1; fi`
+	out, code := emuDiff(t, "mtl-165u", dir, settingsScript+` > before; "$H" diff performance powersave:epp=performance --dry-run -o dry.hwpr; echo "dry $?"; `+settingsScript+` > after; cmp before after && echo unchanged; test -e dry.hwpr || echo "no file";
+"$H" diff performance powersave --runs auto --max-runs 6 --warmup 0 -C 0 -o auto.hwpr -- sh -c '`+work+`'; echo "auto $?"`)
+	for _, want := range []string{"dry run: schedule A(w) B(w) A B B A A B B A A B\n", "echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
+		"echo performance > /sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference", "dry 0", "unchanged", "no file",
+		"runs: significant", "verdict: B is", "auto 0"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q (status %d):\n%s", want, code, out)
+		}
+	}
+}

@@ -93,11 +93,11 @@ func TestDiffBadInput(t *testing.T) {
 	}{
 		{"truncated", []string{truncated}, "recording is incomplete"},
 		{"not a recording", []string{text}, "not an hwpprobe recording"},
-		{"profile names", []string{"performance", "powersave"}, `"performance" is not a recording file`},
+		{"experiment flag on files", []string{exp, "--runs", "4"}, "--runs runs an experiment; it does not apply to recordings"},
 		{"one record", []string{one}, "not an experiment"},
 		{"alpha", []string{exp, "--alpha", "2"}, "--alpha and --confidence must be in (0, 1)"},
 		{"fail-if", []string{exp, "--fail-if", "B slower"}, "bad --fail-if"},
-		{"three", []string{exp, exp, exp}, "accepts between 1 and 2 arg(s)"},
+		{"three", []string{exp, exp, exp}, "give one experiment or two recordings, not 3 files"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
