@@ -13,6 +13,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -214,20 +215,19 @@ func sideSettings(p *profile.Profile) []recording.Setting {
 	return out
 }
 
-// createOutput creates the experiment file, owned by the invoking user.
-func createOutput(cfg Config) (*os.File, error) {
-	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
-	if cfg.Force {
-		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+// createOutput starts the experiment file (package atomicfile: it gets
+// its name once its header is written), owned by the invoking user.
+func createOutput(cfg Config) (*atomicfile.File, error) {
+	f, err := atomicfile.Create(cfg.Output, atomicfile.Options{Replace: cfg.Force})
+	if errors.Is(err, atomicfile.ErrExists) {
+		return nil, fmt.Errorf("%w: %s exists (use --force to overwrite it)", ErrConfig, cfg.Output)
 	}
-	f, err := os.OpenFile(cfg.Output, flags, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("create the experiment file: %w", err)
 	}
 	if cfg.Cred != nil {
 		if err := f.Chown(int(cfg.Cred.UID), int(cfg.Cred.GID)); err != nil {
-			f.Close()
-			os.Remove(cfg.Output)
+			f.Abort()
 			return nil, fmt.Errorf("give %s to uid %d: %w", cfg.Output, cfg.Cred.UID, err)
 		}
 	}

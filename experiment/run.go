@@ -39,16 +39,19 @@ func run(cfg Config, ps [2]*profile.Profile, sw *profile.Switcher, sigs chan os.
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer f.Abort()
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: cfg.Version, Kind: "diff", CommandLine: cfg.CommandLine,
 		TimeNs: time.Now().UnixNano(), IntervalNs: int64(cfg.Interval), CPUs: cfg.CPUs.String(),
 		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated()}
 	for i, p := range ps {
 		meta.Sides = append(meta.Sides, recording.Side{Label: label(i), Settings: sideSettings(p)})
 	}
-	w, err := recording.NewWriter(f, meta)
+	w, err := recording.NewWriter(f.File, meta)
 	if err != nil {
 		return fmt.Errorf("%s: %w", cfg.Output, err)
+	}
+	if err := f.Publish(); err != nil {
+		return err
 	}
 	if cfg.Builtin != "" {
 		w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "workload: " + cfg.Builtin})

@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 )
 
 // ErrCrossed is returned by Diff when a --fail-if threshold was crossed.
@@ -54,12 +53,12 @@ func Diff(w io.Writer, o DiffOptions) error {
 		return err
 	}
 	if o.Markdown != "" {
-		if err := writeFile(o.Markdown, func(f io.Writer) error { return WriteMarkdown(f, res, o.Info) }); err != nil {
+		if err := writeFile(o.Markdown, o.Paths, func(f io.Writer) error { return WriteMarkdown(f, res, o.Info) }); err != nil {
 			return err
 		}
 	}
 	if o.JSON != "" {
-		if err := writeFile(o.JSON, func(f io.Writer) error { return WriteJSON(f, res, o.Info, o.Thresholds) }); err != nil {
+		if err := writeFile(o.JSON, o.Paths, func(f io.Writer) error { return WriteJSON(f, res, o.Info, o.Thresholds) }); err != nil {
 			return err
 		}
 	}
@@ -74,26 +73,18 @@ func Diff(w io.Writer, o DiffOptions) error {
 	return nil
 }
 
-// writeFile writes path through a temporary file renamed over it, so that
-// the file is either the old one or the whole new one.
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+// writeFile writes path whole (package atomicfile): the file is either
+// the old one or the whole new one, and never one of the inputs.
+func writeFile(path string, inputs []string, write func(io.Writer) error) error {
+	f, err := atomicfile.Create(path, atomicfile.Options{Replace: true, Inputs: inputs})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
+	defer f.Abort()
+	if err := write(f); err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("report: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("report: write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := f.Commit(); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil

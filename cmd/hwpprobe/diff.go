@@ -284,7 +284,7 @@ func experimentExit(stdout, stderr io.Writer, cfg experiment.Config, out *experi
 		d.Paths = []string{cfg.Output}
 		rerr = diffExit(report.Diff(stdout, d))
 	}
-	fmt.Fprintf(stderr, "hwpprobe: %d measured runs complete in %s\n", out.Complete, cfg.Output)
+	cli.Linef(stderr, "hwpprobe", "%d measured runs complete in %s", out.Complete, cfg.Output)
 	switch {
 	case out.RestoreErr != nil:
 		return cli.ExitCodeError{Code: exitRestoreFailed, Err: fmt.Errorf("diff: restore: %w; run `hwpprobe restore`", out.RestoreErr)}
