@@ -116,7 +116,7 @@ const waitStarted = `i=0; while [ ! -s $T/started ] && [ $i -lt 300 ]; do sleep 
 // under /sys/devices/system/cpu and the HWP_REQUEST / CPPC_REQ / EPB
 // registers are back byte for byte after apply with a command that
 // succeeds, fails, or is killed by SIGKILL; after hwpprobe itself gets
-// SIGINT, SIGTERM or SIGHUP; and after hwpprobe is killed by SIGKILL and
+// SIGINT, SIGTERM, SIGHUP or SIGQUIT (forwarded to the command); and after hwpprobe is killed by SIGKILL and
 // `hwpprobe restore` runs (twice). apply exits with the command's status.
 func TestApplyRestoresEveryWayOut(t *testing.T) {
 	for machine, profiles := range map[string][2]string{
@@ -129,7 +129,8 @@ func TestApplyRestoresEveryWayOut(t *testing.T) {
 $H apply --ignore-daemons %[1]q -- true >/dev/null; echo "ok $?" >> $T/codes; D ok
 $H apply --ignore-daemons %[2]q -- sh -c 'exit 3' >/dev/null; echo "fail $?" >> $T/codes; D fail
 $H apply --ignore-daemons %[1]q -- sh -c 'kill -9 $$' >/dev/null; echo "cmdkill $?" >> $T/codes; D cmdkill
-for sig in INT TERM HUP; do
+ulimit -c 0
+for sig in INT TERM HUP QUIT; do
 	rm -f $T/started
 	$H apply --ignore-daemons %[2]q -- sh -c "echo \$\$ > $T/started; exec sleep 60" >/dev/null & pid=$!
 	`+waitStarted+`
@@ -146,13 +147,13 @@ $H restore; echo "restore2 $?" >> $T/codes
 D restored
 `, p, q)
 			out, dir := emuScript(t, machine, script)
-			want := map[string]string{"ok": "0", "fail": "3", "cmdkill": "137", "INT": "130", "TERM": "143", "HUP": "129",
+			want := map[string]string{"ok": "0", "fail": "3", "cmdkill": "137", "INT": "130", "TERM": "143", "HUP": "129", "QUIT": "131",
 				"KILL": "137", "restore1": "0", "restore2": "0"}
 			if d := cmp.Diff(want, codes(t, dir)); d != "" {
 				t.Errorf("exit statuses (-want +got):\n%s\n%s", d, out)
 			}
 			before := readDump(t, dir, "before")
-			for _, name := range []string{"ok", "fail", "cmdkill", "INT", "TERM", "HUP", "restored"} {
+			for _, name := range []string{"ok", "fail", "cmdkill", "INT", "TERM", "HUP", "QUIT", "restored"} {
 				if d := cmp.Diff(before, readDump(t, dir, name)); d != "" {
 					t.Errorf("%s: not back (-before +after):\n%s", name, d)
 				}
