@@ -133,14 +133,18 @@ func TestDiffGovernorSensitive(t *testing.T) {
 }
 
 // TestDiffEmulatedInterrupted: SIGINT in the middle of a run and a failing
-// command both end with every setting back and a readable file.
+// command both end with every setting back and a readable file; after
+// SIGKILL the next diff refuses (the journal is left) and `hwpprobe
+// restore` brings every setting back.
 func TestDiffEmulatedInterrupted(t *testing.T) {
 	dir := t.TempDir()
 	out, code := emuDiff(t, "mtl-165u", dir, settingsScript+` > before;
 "$H" diff performance powersave:epp=performance --runs 4 -C 0 -o int.hwpr -- sleep 1 & pid=$!; sleep 3.5; kill -INT $pid; wait $pid; echo "int $?"; `+settingsScript+` > after1; cmp before after1 && echo restored1;
 "$H" diff performance powersave --runs 4 -C 0 -o fail.hwpr -- sh -c 'exit 3'; echo "fail $?"; `+settingsScript+` > after2; cmp before after2 && echo restored2;
-"$H" show int.hwpr > /dev/null; echo "show $?"`)
-	for _, want := range []string{"int 130", "restored1", "fail 4", "restored2", "show 0", "interrupted by interrupt after", "run 1 (A) failed with status 3"} {
+"$H" show int.hwpr > /dev/null; echo "show $?";
+"$H" diff performance powersave:epp=performance --runs 4 -C 0 -o kill.hwpr -- sleep 1 & pid=$!; sleep 3.5; kill -KILL $pid; wait $pid; echo "kill $?";
+"$H" diff performance powersave -o again.hwpr -- true 2>&1; echo "again $?"; "$H" restore > /dev/null; echo "restore $?"; `+settingsScript+` > after3; cmp before after3 && echo restored3`)
+	for _, want := range []string{"int 130", "restored1", "fail 4", "restored2", "show 0", "kill 137", "a journal of settings to restore exists", "again 2", "restore 0", "restored3", "interrupted by interrupt after", "run 1 (A) failed with status 3"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q (status %d):\n%s", want, code, out)
 		}
