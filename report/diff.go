@@ -30,6 +30,9 @@ type DiffOptions struct {
 	JSON          string // file to write, "" none
 	Thresholds    []analysis.Threshold
 	Info          Info
+	// Owner, when set, gets the report files (the invoking user under
+	// sudo): uid and gid.
+	Owner *[2]int
 }
 
 // Diff analyses recordings and writes the text report to w and the
@@ -53,12 +56,12 @@ func Diff(w io.Writer, o DiffOptions) error {
 		return err
 	}
 	if o.Markdown != "" {
-		if err := writeFile(o.Markdown, o.Paths, func(f io.Writer) error { return WriteMarkdown(f, res, o.Info) }); err != nil {
+		if err := writeFile(o.Markdown, o.Paths, o.Owner, func(f io.Writer) error { return WriteMarkdown(f, res, o.Info) }); err != nil {
 			return err
 		}
 	}
 	if o.JSON != "" {
-		if err := writeFile(o.JSON, o.Paths, func(f io.Writer) error { return WriteJSON(f, res, o.Info, o.Thresholds) }); err != nil {
+		if err := writeFile(o.JSON, o.Paths, o.Owner, func(f io.Writer) error { return WriteJSON(f, res, o.Info, o.Thresholds) }); err != nil {
 			return err
 		}
 	}
@@ -75,12 +78,17 @@ func Diff(w io.Writer, o DiffOptions) error {
 
 // writeFile writes path whole (package atomicfile): the file is either
 // the old one or the whole new one, and never one of the inputs.
-func writeFile(path string, inputs []string, write func(io.Writer) error) error {
+func writeFile(path string, inputs []string, owner *[2]int, write func(io.Writer) error) error {
 	f, err := atomicfile.Create(path, atomicfile.Options{Replace: true, Inputs: inputs})
 	if err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
 	defer f.Abort()
+	if owner != nil {
+		if err := f.Chown(owner[0], owner[1]); err != nil {
+			return fmt.Errorf("report: give %s to uid %d: %w", path, owner[0], err)
+		}
+	}
 	if err := write(f); err != nil {
 		return fmt.Errorf("report: write %s: %w", path, err)
 	}

@@ -263,6 +263,9 @@ func runExperiment(cmd *cobra.Command, o *diffOptions, args []string, d report.D
 	if err != nil {
 		return err
 	}
+	if cfg.Cred != nil {
+		d.Owner = &[2]int{int(cfg.Cred.UID), int(cfg.Cred.GID)}
+	}
 	out, err := experiment.Run(cfg)
 	switch {
 	case err != nil && experimentUsage(err):

@@ -214,3 +214,22 @@ func TestDiffEmulatedDryRunAndAuto(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffEmulatedAsUser: under sudo (SUDO_UID/SUDO_GID) the workload runs
+// as the invoking user and the experiment file and reports belong to them.
+func TestDiffEmulatedAsUser(t *testing.T) {
+	dir, err := os.MkdirTemp("", "hwpprobe-diff-user")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil { // the workload writes here as nobody
+		t.Fatal(err)
+	}
+	out, _ := emuDiff(t, "mtl-165u", dir, `SUDO_UID=65534 SUDO_GID=65534 "$H" diff performance powersave --runs 1 --warmup 0 -C 0 -o u.hwpr --markdown u.md --json u.json -- sh -c 'id -u >> ids'; echo "diff $?"; echo "owners $(stat -c %u:%g u.hwpr u.md u.json | tr '\n' ' ')"; echo "ids $(sort -u ids)"`)
+	for _, want := range []string{"diff 0", "owners 65534:65534 65534:65534 65534:65534 ", "ids 65534"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
