@@ -40,8 +40,9 @@ const frameHeaderLen = 12
 
 // Payload encodings (frame header byte 1).
 const (
-	encJSON     = 0 // plain JSON
-	encZstdJSON = 1 // JSON compressed as one zstd frame
+	encJSON        = 0 // plain JSON
+	encZstdJSON    = 1 // JSON compressed as one zstd frame
+	encZstdColumns = 2 // a columnar batch (samples, trace) compressed as one zstd frame; format 2 only
 )
 
 // MaxPayload is the most bytes a record's payload may hold in format 2,

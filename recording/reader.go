@@ -101,13 +101,21 @@ func (r *Reader) next() (Record, error) {
 	if frameChecksum(r.version.Major, h[:], payload) != binary.LittleEndian.Uint32(h[8:]) {
 		return nil, r.corrupt("record fails its checksum")
 	}
-	if enc == encZstdJSON {
+	if enc != encJSON {
 		if payload, err = inflate(r.dec, r.decoded, payload, r.version.maxPayload(), r.version.Major > 1); err != nil {
 			return nil, r.corrupt("%s record: %v", typ, err)
 		}
 		r.decoded = payload
 	}
-	rec, err := r.decodePayload(typ, payload)
+	var rec Record
+	switch {
+	case enc == encZstdColumns && typ == TypeSamples:
+		rec, err = new(batchDec).decodeSamples(payload)
+	case enc == encZstdColumns:
+		rec, err = new(batchDec).decodeTrace(payload)
+	default:
+		rec, err = r.decodePayload(typ, payload)
+	}
 	if err != nil {
 		return nil, r.corrupt("%s record: %v", typ, err)
 	}
@@ -127,8 +135,9 @@ func (r *Reader) checkHeader(typ RecordType, enc, reserved byte, size uint32) er
 	switch {
 	case size > uint32(r.version.maxPayload()):
 		return r.corrupt("record length %d exceeds the %d-byte limit", size, r.version.maxPayload())
-	case enc != encJSON && enc != encZstdJSON:
-		return r.corrupt("unknown payload encoding %d", enc)
+	case enc != encJSON && enc != encZstdJSON && enc != encZstdColumns,
+		enc == encZstdColumns && (r.version.Major < 2 || (typ != TypeSamples && typ != TypeTrace)):
+		return r.corrupt("%s record of unknown payload encoding %d", typ, enc)
 	case reserved != 0:
 		return r.corrupt("reserved header bytes are not 0")
 	case typ == 0:

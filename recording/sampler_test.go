@@ -37,3 +37,16 @@ func TestFromSampler(t *testing.T) {
 		t.Error("columns and values disagree")
 	}
 }
+
+// TestFromSamplerRounds: figures keep FigureDecimals decimals.
+func TestFromSamplerRounds(t *testing.T) {
+	v := func(x float64) sampler.Value { return sampler.Value{V: x, Src: sampler.SrcMSR} }
+	s := &sampler.Sample{CPUs: []sampler.CPU{{AvgMHz: v(2400.123456789), BusyPct: v(37.123456789), IPC: v(1.23456789)}},
+		Packages: []sampler.Package{{PkgWatt: v(12.3456789)}}}
+	got := FromSampler(s, 0x774)
+	want := []Value{2400.123, 37.1235, 1.2346, 12.3457}
+	g := []Value{got.CPUs[0].Values[0], got.CPUs[0].Values[1], got.CPUs[0].Values[4], got.Packages[0].Values[0]}
+	if diff := cmp.Diff(want, g); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

@@ -33,6 +33,7 @@ type Writer struct {
 	// limit is the largest payload written, MaxPayload (lowered by
 	// tests).
 	limit int
+	cols  batchEnc
 }
 
 // NewWriter writes the file header and meta record to w and returns a
@@ -65,7 +66,7 @@ func (w *Writer) Write(r Record) error {
 	if u, ok := r.(Unknown); ok && u.RecType == 0 {
 		return fmt.Errorf("recording: record type 0 is not valid")
 	}
-	payload, err := w.encode(r)
+	payload, enc, err := w.encode(r)
 	if errors.Is(err, errTooLarge) {
 		if a, b, ok := split(r); ok {
 			if err := w.Write(a); err != nil {
@@ -77,8 +78,10 @@ func (w *Writer) Write(r Record) error {
 	if err != nil {
 		return err
 	}
-	enc := byte(encJSON)
-	if len(payload) >= compressMin {
+	switch {
+	case enc == encZstdColumns:
+		payload = w.enc.EncodeAll(payload, nil)
+	case len(payload) >= compressMin:
 		if z := w.enc.EncodeAll(payload, nil); len(z) < len(payload) {
 			payload, enc = z, encZstdJSON
 		}
@@ -95,22 +98,34 @@ func (w *Writer) Write(r Record) error {
 // errTooLarge: a record's payload exceeds MaxPayload.
 var errTooLarge = errors.New("record too large")
 
-// encode returns a record's payload before compression.
-func (w *Writer) encode(r Record) ([]byte, error) {
+// encode returns a record's payload before compression and its encoding:
+// columnar for sample and trace batches, JSON for the rest.
+func (w *Writer) encode(r Record) ([]byte, byte, error) {
 	var payload []byte
-	if u, ok := r.(Unknown); ok {
-		payload = u.Payload
-	} else {
-		var err error
+	enc := byte(encJSON)
+	var err error
+	switch r := r.(type) {
+	case Unknown:
+		payload = r.Payload
+	case Samples:
+		payload, err = w.cols.encodeSamples(r)
+		enc = encZstdColumns
+	case Trace:
+		payload, err = w.cols.encodeTrace(r)
+		enc = encZstdColumns
+	default:
 		if payload, err = json.Marshal(r); err != nil {
-			return nil, fmt.Errorf("recording: encode %s record: %w", r.Type(), err)
+			err = fmt.Errorf("recording: encode %s record: %w", r.Type(), err)
 		}
 	}
+	if err != nil {
+		return nil, 0, err
+	}
 	if len(payload) > w.limit {
-		return nil, fmt.Errorf("recording: %s record of %d bytes exceeds the %d-byte limit: %w",
+		return nil, 0, fmt.Errorf("recording: %s record of %d bytes exceeds the %d-byte limit: %w",
 			r.Type(), len(payload), w.limit, errTooLarge)
 	}
-	return payload, nil
+	return payload, enc, nil
 }
 
 // split halves a batch of more than one sample or event.
