@@ -220,6 +220,15 @@ func (bd *batchDec) decodeSamples(p []byte) (Samples, error) {
 
 const maxInt32 = 1<<31 - 1
 
+// take splits the first n values off vals: nil when n is 0, as JSON
+// without the field.
+func take(vals []Value, n int) ([]Value, []Value) {
+	if n == 0 {
+		return nil, vals
+	}
+	return vals[:n:n], vals[n:]
+}
+
 // resize returns b with length n, reusing its array when large enough.
 func resize[T any](b []T, n int) []T {
 	if cap(b) < n {
@@ -255,6 +264,9 @@ func (bd *batchDec) sampleRows(n [4]int) error {
 				}
 				lo := sum[k-1]
 				sum[k-1] += int(x)
+				if x == 0 {
+					continue // nil, as JSON without the field
+				}
 				switch k {
 				case 2:
 					s.CPUs = bd.cpus[lo:sum[1]:sum[1]]
@@ -324,7 +336,7 @@ func (bd *batchDec) rowInts(cols []column, name string, n int, required bool, se
 func (bd *batchDec) cpuRows(n int, names []string, vals []Value) ([]Value, error) {
 	cols, rows := bd.cols[1], bd.cpus
 	for i := range rows {
-		rows[i].Values, vals = vals[:len(names):len(names)], vals[len(names):]
+		rows[i].Values, vals = take(vals, len(names))
 	}
 	err := errors.Join(
 		bd.rowInts(cols, "cpu", n, true, func(i, v int) { rows[i].CPU = v }),
@@ -340,7 +352,7 @@ func (bd *batchDec) cpuRows(n int, names []string, vals []Value) ([]Value, error
 func (bd *batchDec) packageRows(n int, names []string, vals []Value) ([]Value, error) {
 	cols, rows := bd.cols[2], bd.pkgs
 	for i := range rows {
-		rows[i].Values, vals = vals[:len(names):len(names)], vals[len(names):]
+		rows[i].Values, vals = take(vals, len(names))
 	}
 	err := bd.rowInts(cols, "package", n, true, func(i, v int) { rows[i].Package = v })
 	for j, name := range names {
@@ -352,8 +364,8 @@ func (bd *batchDec) packageRows(n int, names []string, vals []Value) ([]Value, e
 func (bd *batchDec) summaryRows(n int, names, pkgNames []string, vals []Value) ([]Value, error) {
 	cols, rows := bd.cols[3], bd.sums
 	for i := range rows {
-		rows[i].Values, vals = vals[:len(names):len(names)], vals[len(names):]
-		rows[i].PackageValues, vals = vals[:len(pkgNames):len(pkgNames)], vals[len(pkgNames):]
+		rows[i].Values, vals = take(vals, len(names))
+		rows[i].PackageValues, vals = take(vals, len(pkgNames))
 	}
 	err := errors.Join(
 		bd.stringColumn(cols, "type", n, func(i int, s string) { rows[i].Type = s }),

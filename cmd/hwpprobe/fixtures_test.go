@@ -119,3 +119,86 @@ func runBinStdin(t *testing.T, r io.Reader, args ...string) (stdout, stderr stri
 	}
 	return o.String(), e.String(), code
 }
+
+// TestConvertFixtures: a 1.0 recording converted to the current version
+// shows and exports byte for byte as before (a cut one up to its file:
+// line, which now says the end record is missing), and is smaller.
+func TestConvertFixtures(t *testing.T) {
+	recs, _ := filepath.Glob(filepath.Join(v1Fixtures, "*.rec"))
+	dir := t.TempDir()
+	for _, rec := range recs {
+		name := filepath.Base(rec)
+		out := filepath.Join(dir, name)
+		_, stderr, code := runBin(t, "convert", rec, out)
+		cut := strings.HasSuffix(name, "-cut.rec")
+		if code != 0 || cut != strings.Contains(stderr, "truncated") {
+			t.Fatalf("convert %s: exit %d, stderr %q", name, code, stderr)
+		}
+		if old, converted := fileSize(t, rec), fileSize(t, out); converted >= old {
+			t.Errorf("%s: %d bytes converted from %d", name, converted, old)
+		}
+		golden := strings.TrimSuffix(rec, ".rec")
+		if !cut {
+			checkFixtureOutput(t, out, golden)
+			continue
+		}
+		want, _ := os.ReadFile(golden + ".show")
+		stdout, _, _ := runBin(t, "show", out)
+		dropFile := func(s string) string {
+			var keep []string
+			for _, l := range strings.Split(s, "\n") {
+				if !strings.HasPrefix(l, "file:") {
+					keep = append(keep, l)
+				}
+			}
+			return strings.Join(keep, "\n")
+		}
+		if diff := cmp.Diff(dropFile(string(want)), dropFile(stdout)); diff != "" || !strings.Contains(stdout, "file:     incomplete: no end record") {
+			t.Errorf("show %s converted (-want +got):\n%s%s", name, diff, stdout)
+		}
+	}
+}
+
+func fileSize(t *testing.T, path string) int64 {
+	t.Helper()
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Size()
+}
+
+// TestConvertNeverOverInput: convert refuses to write over its input by
+// any name (exit 2), and a damaged input leaves no output (exit 1).
+func TestConvertNeverOverInput(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in.rec")
+	orig, err := os.ReadFile(filepath.Join(v1Fixtures, "synthetic-2runs.rec"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(in, orig, 0o644)
+	os.Link(in, filepath.Join(dir, "hard.rec"))
+	os.Symlink("in.rec", filepath.Join(dir, "soft.rec"))
+	for _, out := range []string{in, filepath.Join(dir, "hard.rec"), filepath.Join(dir, "soft.rec"), filepath.Join(dir, ".", "in.rec")} {
+		if _, stderr, code := runBin(t, "convert", in, out); code != 2 || !strings.Contains(stderr, "is the recording being converted") {
+			t.Errorf("convert in.rec %s: exit %d, stderr %q", out, code, stderr)
+		}
+	}
+	if b, _ := os.ReadFile(in); !bytes.Equal(b, orig) {
+		t.Error("the input changed")
+	}
+	bad := bytes.Clone(orig)
+	bad[len(bad)/2] ^= 1
+	os.WriteFile(in, bad, 0o644)
+	out := filepath.Join(dir, "out.rec")
+	if _, stderr, code := runBin(t, "convert", in, out); code != 1 || !strings.Contains(stderr, "recording is corrupt") {
+		t.Errorf("convert of a damaged file: exit %d, stderr %q", code, stderr)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, "*out.rec*")); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+	if _, stderr, code := runBin(t, "convert", in); code != 2 {
+		t.Errorf("convert with one argument: exit %d, stderr %q", code, stderr)
+	}
+}
