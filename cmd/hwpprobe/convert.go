@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
@@ -31,45 +32,33 @@ See docs/convert.md.`,
 	}
 }
 
-// convertFile converts the recording at in into out.
+// convertFile converts the recording at in into out: never over in (by
+// any name), and through a temporary file given out's name only when
+// complete.
 func convertFile(stderr io.Writer, in, out string) error {
 	src, err := os.Open(in)
 	if err != nil {
 		return err
 	}
 	defer src.Close()
-	if err := notInput(src, out); err != nil {
-		return err
+	file, err := atomicfile.Create(out, atomicfile.Options{Inputs: []string{in}, Replace: true})
+	if errors.Is(err, atomicfile.ErrSameFile) {
+		return cli.Usagef("convert: %w", err)
 	}
-	var truncated error
-	err = writeFileAtomic(out, func(f *os.File) error {
-		err := recording.Convert(f, src)
-		if errors.Is(err, recording.ErrTruncated) {
-			truncated, err = err, nil
-		}
-		return err
-	})
 	if err != nil {
+		return fmt.Errorf("convert: cannot create %s: %w", out, err)
+	}
+	defer file.Abort()
+	err = recording.Convert(file, src)
+	truncated := errors.Is(err, recording.ErrTruncated)
+	if err != nil && !truncated {
 		return fmt.Errorf("convert %s: %w", in, err)
 	}
-	if truncated != nil {
-		fmt.Fprintf(stderr, "hwpprobe: %s: %v; converted every whole record before it\n", in, truncated)
-	}
-	return nil
-}
-
-// notInput fails with a usage error when out names the open file in (the
-// same file by device and inode, through any link).
-func notInput(in *os.File, out string) error {
-	st, err := in.Stat()
-	if err != nil {
+	if err := file.Commit(); err != nil {
 		return err
 	}
-	if o, err := os.Stat(out); err == nil && os.SameFile(st, o) {
-		return cli.Usagef("convert: %s is the recording being converted", out)
-	}
-	if st.IsDir() {
-		return fmt.Errorf("%s is a directory", in.Name())
+	if truncated {
+		cli.Linef(stderr, "hwpprobe", "%s: %v; converted every whole record before it", in, err)
 	}
 	return nil
 }

@@ -181,7 +181,7 @@ func TestConvertNeverOverInput(t *testing.T) {
 	os.Link(in, filepath.Join(dir, "hard.rec"))
 	os.Symlink("in.rec", filepath.Join(dir, "soft.rec"))
 	for _, out := range []string{in, filepath.Join(dir, "hard.rec"), filepath.Join(dir, "soft.rec"), filepath.Join(dir, ".", "in.rec")} {
-		if _, stderr, code := runBin(t, "convert", in, out); code != 2 || !strings.Contains(stderr, "is the recording being converted") {
+		if _, stderr, code := runBin(t, "convert", in, out); code != 2 || !strings.Contains(stderr, "is also an input") {
 			t.Errorf("convert in.rec %s: exit %d, stderr %q", out, code, stderr)
 		}
 	}
