@@ -15,6 +15,10 @@
 //     and truncation (O_TRUNC, as a shell's `>` does) is accepted and
 //     ignored. Opening a file that has no Write function for writing fails
 //     with EACCES, as kernfs does.
+//   - A write is handed to the tree with the writing process (vfs.Caller):
+//     the FUSE request header's pid (the writing thread, in the server's
+//     pid namespace) resolved through /proc to its thread group id and
+//     command name.
 //   - Errors from the tree that are syscall.Errno values (EBUSY, EINVAL,
 //     EIO) are returned to the caller's read(2) or write(2) unchanged; any
 //     other error becomes EIO.
@@ -290,7 +294,7 @@ type fileHandle struct {
 
 func (n *fileNode) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32, syscall.Errno) {
 	acc := flags & syscall.O_ACCMODE
-	if (acc == syscall.O_WRONLY || acc == syscall.O_RDWR) && n.f.Write == nil {
+	if (acc == syscall.O_WRONLY || acc == syscall.O_RDWR) && !n.f.Writable() {
 		return nil, 0, syscall.EACCES
 	}
 	if (acc == syscall.O_RDONLY || acc == syscall.O_RDWR) && n.f.Read == nil {
@@ -321,12 +325,12 @@ func (n *fileNode) Read(_ context.Context, f fs.FileHandle, dest []byte, off int
 }
 
 // Write applies one write(2) as one store, whatever the offset, as sysfs
-// does for attributes.
-func (n *fileNode) Write(_ context.Context, _ fs.FileHandle, data []byte, _ int64) (uint32, syscall.Errno) {
-	if n.f.Write == nil {
+// does for attributes, telling the tree which process writes (callerOf).
+func (n *fileNode) Write(ctx context.Context, _ fs.FileHandle, data []byte, _ int64) (uint32, syscall.Errno) {
+	if !n.f.Writable() {
 		return 0, syscall.EACCES
 	}
-	if err := n.f.Write(append([]byte(nil), data...)); err != nil {
+	if err := n.f.Store(callerOf(ctx, "/proc"), append([]byte(nil), data...)); err != nil {
 		return 0, errno(err)
 	}
 	return uint32(len(data)), 0

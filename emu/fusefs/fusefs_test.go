@@ -351,3 +351,43 @@ func TestChildrenDoNotInheritFUSE(t *testing.T) {
 		t.Errorf("a child inherited /dev/fuse:\n%s", out)
 	}
 }
+
+// TestWriteCaller checks that a store learns which process wrote: this
+// test's own process (any of its threads: the thread group id is the
+// process id) and a shell it starts, named "sh" as /proc/PID/comm has it.
+func TestWriteCaller(t *testing.T) {
+	var got []vfs.Caller
+	root := vfs.NewDir()
+	root.Put("attr", &vfs.File{Mode: 0o644,
+		Read:    func() ([]byte, error) { return []byte("x\n"), nil },
+		WriteBy: func(c vfs.Caller, _ []byte) error { got = append(got, c); return nil },
+	})
+	dir := mountTest(t, root)
+	attr := filepath.Join(dir, "attr")
+	if err := os.WriteFile(attr, []byte("1\n"), 0); err != nil {
+		t.Fatal(err)
+	}
+	sh := exec.Command("sh", "-c", "echo 2 > "+attr)
+	if out, err := sh.CombinedOutput(); err != nil {
+		t.Fatalf("sh: %v\n%s", err, out)
+	}
+	self, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []vfs.Caller{
+		{PID: os.Getpid(), Comm: strings.TrimSpace(string(self))},
+		{PID: sh.Process.Pid, Comm: "sh"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("callers (-want +got):\n%s", diff)
+	}
+}
+
+func TestResolveCallerGone(t *testing.T) {
+	// A thread that has exited: its id, no name.
+	got := resolveCaller(t.TempDir(), 123)
+	if diff := cmp.Diff(vfs.Caller{PID: 123}, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

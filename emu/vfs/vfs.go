@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // Node is a *Dir, *File, *Device or *Symlink.
@@ -26,12 +27,38 @@ type Dir struct {
 }
 
 // File is a regular file whose content is produced on each read (sysfs
-// semantics: a read returns the current value) and whose writes, if Write is
-// set, are applied whole.
+// semantics: a read returns the current value) and whose writes, if Write or
+// WriteBy is set, are applied whole.
 type File struct {
 	Mode  os.FileMode // permission bits; 0444 or 0644 typically
 	Read  func() ([]byte, error)
-	Write func(data []byte) error // nil: read-only
+	Write func(data []byte) error // nil (and WriteBy nil): read-only
+	// WriteBy, when set, is used instead of Write by servers that know
+	// which process writes (Store).
+	WriteBy func(by Caller, data []byte) error
+}
+
+// Caller is the process a write comes from, as the server knows it (the
+// FUSE request header gives the writing thread; the server resolves its
+// thread group and command name).
+type Caller struct {
+	PID  int    // thread group id (the process); 0 when unknown
+	Comm string // the writing thread's command name; "" when unknown
+}
+
+// Writable reports whether the file accepts writes.
+func (f *File) Writable() bool { return f.Write != nil || f.WriteBy != nil }
+
+// Store applies one write from by: WriteBy when set, else Write. A file
+// that is not Writable refuses with EACCES.
+func (f *File) Store(by Caller, data []byte) error {
+	switch {
+	case f.WriteBy != nil:
+		return f.WriteBy(by, data)
+	case f.Write != nil:
+		return f.Write(data)
+	}
+	return syscall.EACCES
 }
 
 // Device is a character-device-like file read at arbitrary offsets, each

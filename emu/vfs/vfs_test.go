@@ -1,6 +1,9 @@
 package vfs
 
 import (
+	"errors"
+	"fmt"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,4 +44,35 @@ func TestMkdirAllThroughFilePanics(t *testing.T) {
 		}
 	}()
 	root.MkdirAll("a/b/c")
+}
+
+func TestStore(t *testing.T) {
+	var got []string
+	plain := &File{Write: func(b []byte) error { got = append(got, "write "+string(b)); return nil }}
+	by := &File{
+		Write: func(b []byte) error { got = append(got, "unused"); return nil },
+		WriteBy: func(c Caller, b []byte) error {
+			got = append(got, fmt.Sprintf("%d %s %s", c.PID, c.Comm, b))
+			return nil
+		},
+	}
+	ro := Const("x")
+	c := Caller{PID: 42, Comm: "sh"}
+	for _, f := range []*File{plain, by} {
+		if !f.Writable() {
+			t.Errorf("%+v not writable", f)
+		}
+		if err := f.Store(c, []byte("v")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ro.Writable() {
+		t.Error("Const file writable")
+	}
+	if err := ro.Store(c, []byte("v")); !errors.Is(err, syscall.EACCES) {
+		t.Errorf("Store on a read-only file: %v, want EACCES", err)
+	}
+	if diff := cmp.Diff([]string{"write v", "42 sh v"}, got); diff != "" {
+		t.Errorf("stores (-want +got):\n%s", diff)
+	}
 }
