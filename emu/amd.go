@@ -89,7 +89,7 @@ func (m *Machine) amdInit() error {
 		if c.governor == "powersave" {
 			c.eppDefault = m.desc.Driver.EPPTable.BalancePerformance
 		}
-		c.regs[msrCPPCReq] = setEPP(c.regs[msrCPPCReq], c.eppDefault)
+		m.wrmsrIfChanged(c, msrCPPCReq, setEPP(c.regs[msrCPPCReq], c.eppDefault))
 		m.amdSetPolicy(c)
 	}
 	return nil
@@ -112,7 +112,7 @@ func (m *Machine) amdSetPolicy(c *cpu) {
 		epp = 0
 	}
 	c.minPerfRatio, c.maxPerfRatio = minP, maxP
-	c.regs[msrCPPCReq] = uint64(maxP&0xff) | uint64(minP&0xff)<<8 | uint64(epp&0xff)<<24
+	m.wrmsrIfChanged(c, msrCPPCReq, uint64(maxP&0xff)|uint64(minP&0xff)<<8|uint64(epp&0xff)<<24)
 }
 
 // amdShowEPP is amd-pstate's show_energy_performance_preference(): a
@@ -146,6 +146,6 @@ func (m *Machine) amdStoreEPP(c *cpu, data []byte) error {
 	if epp > 0 && c.governor == "performance" {
 		return syscall.EBUSY
 	}
-	c.regs[msrCPPCReq] = setEPP(c.regs[msrCPPCReq], epp)
+	m.wrmsrIfChanged(c, msrCPPCReq, setEPP(c.regs[msrCPPCReq], epp))
 	return nil
 }

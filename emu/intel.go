@@ -106,7 +106,7 @@ func (m *Machine) intelInit() error {
 		epp := int(c.regs[msrHWPRequest] >> 24 & 0xff)
 		if bp := m.desc.Driver.EPPTable.BalancePerformance; bp != 0x80 {
 			epp = bp
-			c.regs[msrHWPRequest] = setEPP(c.regs[msrHWPRequest], epp)
+			m.wrmsr(c, msrHWPRequest, setEPP(c.regs[msrHWPRequest], epp))
 		}
 		c.eppDefault = epp
 		m.intelSetPolicy(c)
@@ -173,7 +173,7 @@ func (m *Machine) intelSetPolicy(c *cpu) {
 		if g.noTurbo && !g.turboDisabled {
 			v |= 1 << 32
 		}
-		c.regs[msrPerfCtl] = v
+		m.wrmsr(c, msrPerfCtl, v)
 	}
 	m.intelHWPSet(c)
 }
@@ -198,7 +198,7 @@ func (m *Machine) intelHWPSet(c *cpu) {
 			v = setEPP(v, c.eppPowersave)
 		}
 	}
-	c.regs[msrHWPRequest] = v
+	m.wrmsr(c, msrHWPRequest, v)
 }
 
 // intelShowEPP is show_energy_performance_preference() with
@@ -261,7 +261,7 @@ func (m *Machine) intelStoreEPP(c *cpu, data []byte) error {
 		return syscall.EBUSY
 	}
 	// intel_pstate_set_epp()
-	c.regs[msrHWPRequest] = setEPP(c.regs[msrHWPRequest], epp)
+	m.wrmsr(c, msrHWPRequest, setEPP(c.regs[msrHWPRequest], epp))
 	return nil
 }
 

@@ -102,6 +102,7 @@ type Machine struct {
 	intel  intelGlobal
 	boost  bool     // amd-pstate: cpufreq/boost (policy->boost_enabled)
 	tree   *vfs.Dir // built once by Tree
+	writes writeLog // the register writes the model made, and who is writing
 }
 
 // cpu is one logical CPU: topology, model state and counters.
@@ -141,7 +142,7 @@ type pkgState struct {
 
 // New builds a machine from a parsed description.
 func New(d *Description, opts ...Option) (*Machine, error) {
-	m := &Machine{desc: d, now: time.Now, msrs: map[msrKey]MSR{}}
+	m := &Machine{desc: d, now: time.Now, msrs: map[msrKey]MSR{}, writes: writeLog{mono: monoNow}}
 	for _, r := range d.MSRs {
 		m.msrs[msrKey{r.Addr, r.CoreType}] = r
 	}
@@ -212,6 +213,7 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 		}
 		m.load = hl
 	}
+	m.writes.on = true // from now on every register write is logged
 	return m, nil
 }
 

@@ -43,8 +43,18 @@ func (m *Machine) ro(f func() string) *vfs.File {
 }
 
 // rw returns a root-writable file; read may fail (EINVAL for an EPP the
-// table does not name on AMD), write gets the raw buffer.
+// table does not name on AMD), write gets the raw buffer. The register
+// writes a store makes are logged with the writing process (WriteBy; Write
+// logs them with an unknown one).
 func (m *Machine) rw(read func() (string, error), write func([]byte) error) *vfs.File {
+	store := func(by vfs.Caller, b []byte) error {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.advance() // counters up to now under the old settings
+		m.writes.writer = by
+		defer func() { m.writes.writer = vfs.Caller{} }()
+		return write(b)
+	}
 	return &vfs.File{Mode: 0o644,
 		Read: func() ([]byte, error) {
 			m.mu.Lock()
@@ -56,12 +66,9 @@ func (m *Machine) rw(read func() (string, error), write func([]byte) error) *vfs
 			}
 			return []byte(s + "\n"), nil
 		},
-		Write: func(b []byte) error {
-			m.mu.Lock()
-			defer m.mu.Unlock()
-			m.advance() // counters up to now under the old settings
-			return write(b)
-		}}
+		Write:   func(b []byte) error { return store(vfs.Caller{}, b) },
+		WriteBy: store,
+	}
 }
 
 func itoa[T int | uint64](v T) string { return strconv.FormatUint(uint64(v), 10) }
@@ -76,6 +83,7 @@ func (m *Machine) buildTree() *vfs.Dir {
 	}
 	online := cpus.List(m.onlineCPUs())
 	root.Put(sysfs.EmulatedMarker, vfs.Const(d.Name))
+	root.Put(WriteLogPath, &vfs.File{Mode: 0o444, Read: func() ([]byte, error) { return m.writeLogText(), nil }})
 	root.Put(cpuDir+"online", vfs.Const(online.String()))
 	root.Put(cpuDir+"present", vfs.Const(all.String()))
 	root.Put(cpuDir+"possible", vfs.Const(all.String()))
@@ -272,7 +280,7 @@ func (m *Machine) storeEPB(c *cpu, b []byte) error {
 		}
 		val = uint8(v)
 	}
-	c.regs[msrEPB] = c.regs[msrEPB]&^0xf | uint64(val)
+	m.wrmsr(c, msrEPB, c.regs[msrEPB]&^0xf|uint64(val))
 	return nil
 }
 

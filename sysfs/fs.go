@@ -72,6 +72,12 @@ func IsNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }
 // output must say so.
 const EmulatedMarker = "sys/devices/system/cpu/hwpemu_machine"
 
+// EmulatedWrites is the file where an emulated machine logs the register
+// writes its model makes as the kernel's drivers would (the emulated
+// counterpart of the msr:write_msr tracepoint): one line per write,
+// "seq time_ns cpu msr old new pid comm" (docs/emulator.md).
+const EmulatedWrites = "sys/devices/system/cpu/hwpemu_msr_writes"
+
 // Emulated returns the emulated machine's name, or "" on real hardware.
 func (f FS) Emulated() string {
 	s, err := f.ReadString(EmulatedMarker)
