@@ -75,6 +75,12 @@ type Event struct {
 	MSR    uint32
 	Value  uint64
 	Failed bool // the write faulted (#GP)
+	// Emulated marks a write an emulated machine's model made (from an
+	// EmulatedLog, not the kernel): PID and Comm are then the process
+	// whose sysfs write caused it, and Old is the register's value before
+	// the write.
+	Emulated bool
+	Old      uint64
 	// Tracepoint is the format of the tracepoint for events of
 	// Options.Events, nil for MSR writes; Raw holds the record's first
 	// RawBytes bytes, which Tracepoint.Decode reads.
@@ -103,6 +109,10 @@ type Stats struct {
 	// recursion_misses, Linux 5.12+; 0 before).
 	Missed    uint64 `json:"missed"`
 	Delivered uint64 `json:"delivered"` // events handed to Run's callback
+	// Emulated counts the delivered (in CountOnly mode: matched) writes
+	// that came from an emulated machine's log (Event.Emulated); they are
+	// also in Matched and Delivered.
+	Emulated uint64 `json:"emulated,omitempty"`
 }
 
 // Tracer traces the kernel's MSR writes and other tracepoints with eBPF.
@@ -451,9 +461,10 @@ const (
 
 // MSRCount is how many writes of one MSR on one CPU passed the filters.
 type MSRCount struct {
-	MSR    uint32
-	CPU    int
-	Writes uint64
+	MSR      uint32
+	CPU      int
+	Writes   uint64
+	Emulated bool // counted by an EmulatedLog: writes of the emulated machine's model
 }
 
 // Counts returns the in-kernel count of matched writes per MSR and CPU

@@ -30,8 +30,9 @@ type Writer struct {
 }
 
 type key struct {
-	msr uint32
-	cpu uint32
+	msr      uint32
+	cpu      uint32
+	emulated bool // an emulated machine's write: its CPU numbers are not the host's
 }
 
 type count struct {
@@ -61,7 +62,7 @@ func (w *Writer) Event(e *ebpf.Event) error {
 	if e.Tracepoint != nil {
 		return w.tracepoint(e)
 	}
-	k := key{e.MSR, e.CPU}
+	k := key{e.MSR, e.CPU, e.Emulated}
 	c := w.counts[k]
 	if c == nil {
 		c = &count{}
@@ -80,6 +81,9 @@ func (w *Writer) Event(e *ebpf.Event) error {
 	prev, hadPrev := w.prev[k]
 	if known {
 		w.prev[k] = d
+		if e.Emulated { // the old value is known exactly
+			prev, hadPrev = r.Decode(e.Old, nil), true
+		}
 	}
 	if w.json {
 		return w.jsonMSR(e, r, d)
@@ -96,6 +100,9 @@ func (w *Writer) Event(e *ebpf.Event) error {
 	}
 	if e.Failed {
 		b = append(b, " #GP"...)
+	}
+	if e.Emulated {
+		b = fmt.Appendf(b, " [emulated, was 0x%x, pid %d]", e.Old, e.PID)
 	}
 	b = append(b, '\n')
 	w.buf = b
@@ -135,7 +142,9 @@ func appendChanges(b []byte, prev, cur regs.Decoded) []byte {
 // msrJSON is the JSON form of an MSR write: time_ns (CLOCK_MONOTONIC), cpu,
 // pid, comm, msr and value (hex strings, as `hwpprobe decode --json`
 // writes addresses and raw values), failed, and for registers package regs
-// knows, register and the decoded fields.
+// knows, register and the decoded fields. An emulated machine's write has
+// emulated true and old, the value before it (pid and comm are then the
+// process whose sysfs write caused it).
 type msrJSON struct {
 	TimeNs   uint64          `json:"time_ns"`
 	CPU      uint32          `json:"cpu"`
@@ -144,6 +153,8 @@ type msrJSON struct {
 	MSR      string          `json:"msr"`
 	Value    string          `json:"value"`
 	Failed   bool            `json:"failed"`
+	Emulated bool            `json:"emulated,omitempty"`
+	Old      string          `json:"old,omitempty"`
 	Register string          `json:"register,omitempty"`
 	Fields   json.RawMessage `json:"fields,omitempty"`
 }
@@ -152,7 +163,10 @@ func (w *Writer) jsonMSR(e *ebpf.Event, r *regs.Register, d regs.Decoded) error 
 	j := msrJSON{
 		TimeNs: e.TimeNs, CPU: e.CPU, PID: e.PID, Comm: e.Comm,
 		MSR: "0x" + strconv.FormatUint(uint64(e.MSR), 16), Value: "0x" + strconv.FormatUint(e.Value, 16),
-		Failed: e.Failed,
+		Failed: e.Failed, Emulated: e.Emulated,
+	}
+	if e.Emulated {
+		j.Old = "0x" + strconv.FormatUint(e.Old, 16)
 	}
 	if r != nil {
 		j.Register = r.Name
@@ -242,6 +256,7 @@ type RegisterCount struct {
 	MSR      string  `json:"msr"`
 	Register string  `json:"register"`
 	CPU      uint32  `json:"cpu"`
+	Emulated bool    `json:"emulated,omitempty"` // the emulated machine's writes (its CPU numbering)
 	Writes   uint64  `json:"writes"`
 	Failed   *uint64 `json:"failed,omitempty"`
 	Last     string  `json:"last,omitempty"` // value of the last write
@@ -268,18 +283,25 @@ func (w *Writer) Summary(st ebpf.Stats, d time.Duration, countOnly bool, counts 
 		for _, c := range counts {
 			s.Registers = append(s.Registers, RegisterCount{
 				MSR: "0x" + strconv.FormatUint(uint64(c.MSR), 16), Register: Name(c.MSR), CPU: uint32(c.CPU), Writes: c.Writes,
+				Emulated: c.Emulated,
 			})
 		}
 	}
 	for k, c := range w.counts {
 		s.Registers = append(s.Registers, RegisterCount{
-			MSR: "0x" + strconv.FormatUint(uint64(k.msr), 16), Register: Name(k.msr), CPU: k.cpu,
+			MSR: "0x" + strconv.FormatUint(uint64(k.msr), 16), Register: Name(k.msr), CPU: k.cpu, Emulated: k.emulated,
 			Writes: c.writes, Failed: &c.failed, Last: "0x" + strconv.FormatUint(c.last, 16),
 		})
 	}
 	slices.SortFunc(s.Registers, func(a, b RegisterCount) int {
 		if a.Register != b.Register {
 			return strings.Compare(a.Register, b.Register)
+		}
+		if a.Emulated != b.Emulated { // the host's CPUs first
+			if a.Emulated {
+				return 1
+			}
+			return -1
 		}
 		return int(a.CPU) - int(b.CPU)
 	})
@@ -305,7 +327,11 @@ func (w *Writer) WriteSummary(s Summary) error {
 			if r.Failed != nil {
 				failed, last = strconv.FormatUint(*r.Failed, 10), r.Last
 			}
-			fmt.Fprintf(w.w, "%-24s %-10s %4d %8d %6s  %s\n", r.Register, r.MSR, r.CPU, r.Writes, failed, last)
+			src := ""
+			if r.Emulated {
+				src = "  emulated"
+			}
+			fmt.Fprintf(w.w, "%-24s %-10s %4d %8d %6s  %s%s\n", r.Register, r.MSR, r.CPU, r.Writes, failed, last, src)
 		}
 	}
 	names := make([]string, 0, len(s.Tracepoints))
@@ -326,6 +352,9 @@ func (w *Writer) WriteSummary(s Summary) error {
 		fmt.Fprintf(w.w, "count only: no events streamed")
 	} else {
 		fmt.Fprintf(w.w, "events: %d delivered, %d lost (ring buffer full)", st.Delivered, st.Lost)
+	}
+	if st.Emulated > 0 {
+		fmt.Fprintf(w.w, "; %d of them emulated (hwpemu's model, not the kernel)", st.Emulated)
 	}
 	fmt.Fprintf(w.w, ", %d missed (another BPF program was running)\n", st.Missed)
 	return w.Flush()

@@ -215,3 +215,66 @@ func TestKernelWriteDecoded(t *testing.T) {
 		t.Errorf("output %q, want one line ending in %q", line, want)
 	}
 }
+
+// TestEmulated checks an emulated machine's writes: labelled with the old
+// value and the writing process, changes taken from the old value (not
+// from the kernel's write of the same register and CPU number, which is a
+// host CPU), and summary rows of their own.
+func TestEmulated(t *testing.T) {
+	evs := []ebpf.Event{
+		{TimeNs: 1_000_000_000, CPU: 0, PID: 40, Comm: "kworker/0:1", MSR: 0x774, Value: graniteRapidsPerf},
+		{TimeNs: 2_000_000_000, CPU: 0, PID: 4242, Comm: "sh", MSR: 0x774, Value: graniteRapidsPerf,
+			Emulated: true, Old: whiskeyLakeRequest},
+	}
+	wantText := `1.000000 cpu0 kworker/0:1 IA32_HWP_REQUEST 0x2727 min 39 max 39 des 0 epp 0x0 window 0x0 pkg 0x0
+2.000000 cpu0 sh IA32_HWP_REQUEST 0x2727 min 39 max 39 des 0 epp 0x0 window 0x0 pkg 0x0 (min 23 -> 39, max 46 -> 39, epp 128 -> 0) [emulated, was 0x80002e17, pid 4242]
+
+summary: 1.000 s
+register                 msr         cpu   writes failed  last
+IA32_HWP_REQUEST         0x774         0        1      0  0x2727
+IA32_HWP_REQUEST         0x774         0        1      0  0x2727  emulated
+msr:write_msr: 2 matched the filter; events: 2 delivered, 0 lost (ring buffer full); 1 of them emulated (hwpemu's model, not the kernel), 0 missed (another BPF program was running)
+`
+	for _, jsonLines := range []bool{false, true} {
+		var b bytes.Buffer
+		w := New(&b, jsonLines)
+		for i := range evs {
+			if err := w.Event(&evs[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st := ebpf.Stats{Matched: 2, Delivered: 2, Emulated: 1}
+		if err := w.WriteSummary(w.Summary(st, time.Second, false, nil)); err != nil {
+			t.Fatal(err)
+		}
+		if !jsonLines {
+			if diff := cmp.Diff(wantText, b.String()); diff != "" {
+				t.Errorf("text (-want +got):\n%s", diff)
+			}
+			continue
+		}
+		lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+		var ev struct {
+			PID      int    `json:"pid"`
+			Comm     string `json:"comm"`
+			Emulated bool   `json:"emulated"`
+			Old      string `json:"old"`
+			Value    string `json:"value"`
+			Register string `json:"register"`
+		}
+		if err := json.Unmarshal([]byte(lines[1]), &ev); err != nil {
+			t.Fatal(err)
+		}
+		want := ev
+		want.PID, want.Comm, want.Emulated, want.Old, want.Value, want.Register = 4242, "sh", true, "0x80002e17", "0x2727", "IA32_HWP_REQUEST"
+		if diff := cmp.Diff(want, ev); diff != "" {
+			t.Errorf("JSON (-want +got):\n%s", diff)
+		}
+		if strings.Contains(lines[0], "emulated") || strings.Contains(lines[0], `"old"`) {
+			t.Errorf("kernel event carries emulated fields: %s", lines[0])
+		}
+		if !strings.Contains(lines[2], `"emulated":true`) {
+			t.Errorf("summary has no emulated row: %s", lines[2])
+		}
+	}
+}
