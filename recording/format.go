@@ -28,7 +28,7 @@ const Magic = "\x89HWPREC\n"
 // and columns, which are ignored. Other majors are refused.
 const (
 	VersionMajor = 2
-	VersionMinor = 0
+	VersionMinor = 1
 )
 
 // fileHeaderLen is the magic plus major and minor version (uint16 LE each).

@@ -277,15 +277,19 @@ type Trace struct {
 // Type implements Record.
 func (Trace) Type() RecordType { return TypeTrace }
 
-// TraceEvent is one kernel write to an MSR.
+// TraceEvent is one kernel write to an MSR, or one an emulated machine's
+// model made (Emulated: PID and Comm are then the process whose sysfs
+// write caused it, and Old is the register's value before the write).
 type TraceEvent struct {
-	TimeNs int64  `json:"time_ns"` // Unix ns
-	CPU    int    `json:"cpu"`
-	PID    int    `json:"pid"`
-	Comm   string `json:"comm"`
-	MSR    uint32 `json:"msr"`
-	Value  uint64 `json:"value"`
-	Failed bool   `json:"failed,omitempty"` // the wrmsr faulted
+	TimeNs   int64  `json:"time_ns"` // Unix ns
+	CPU      int    `json:"cpu"`
+	PID      int    `json:"pid"`
+	Comm     string `json:"comm"`
+	MSR      uint32 `json:"msr"`
+	Value    uint64 `json:"value"`
+	Failed   bool   `json:"failed,omitempty"`   // the wrmsr faulted
+	Emulated bool   `json:"emulated,omitempty"` // written by hwpemu's model, not the kernel
+	Old      uint64 `json:"old,omitempty"`      // Emulated: the value before (absent: 0)
 }
 
 // Process holds counters of the workload's process tree (the command and

@@ -22,6 +22,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
 
@@ -48,6 +49,10 @@ type Config struct {
 	JSON    bool
 	Out     io.Writer // events and summary
 	Stderr  io.Writer // what is traced, notes and warnings
+	// Root is where the machine's files are ("/"): on an emulated machine
+	// (hwpemu) its model's register writes are traced too, from its write
+	// log below Root (ebpf.OpenSources), labelled emulated.
+	Root string
 }
 
 // Result is how a trace run ended.
@@ -102,7 +107,11 @@ func Outcome(r workload.Result) string {
 // Run traces as cfg says. Setting-up errors (tracefs, tracer) are
 // returned as Result.Err before anything is printed on Out.
 func Run(ctx context.Context, cfg Config) Result {
-	tr, err := ebpf.Open(cfg.Tracer)
+	root := cfg.Root
+	if root == "" {
+		root = "/"
+	}
+	tr, err := ebpf.OpenSources(root, cfg.Tracer)
 	if err != nil {
 		return Result{Err: err}
 	}
@@ -115,6 +124,9 @@ func Run(ctx context.Context, cfg Config) Result {
 		}
 	}
 	cli.Linef(cfg.Stderr, "hwpprobe", "tracing %s", Describe(cfg))
+	if name := sysfs.NewFS(root).Emulated(); name != "" {
+		cli.Linef(cfg.Stderr, "hwpprobe", "emulated machine %q: its model's writes of these registers are traced too, labelled emulated", name)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	w := tracefmt.New(cfg.Out, cfg.JSON)
@@ -196,7 +208,7 @@ func supervise(proc *workload.Process, cfg Config) (workload.Result, bool) {
 }
 
 // summarize writes the summary and warns about lost events.
-func summarize(tr *ebpf.Tracer, w *tracefmt.Writer, cfg Config, d time.Duration) error {
+func summarize(tr ebpf.Source, w *tracefmt.Writer, cfg Config, d time.Duration) error {
 	st, err := tr.Stats()
 	if err != nil {
 		return err

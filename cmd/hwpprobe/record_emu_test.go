@@ -10,7 +10,10 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
 )
 
@@ -25,7 +28,10 @@ import (
 //   - cpu0's IA32_HWP_REQUEST goes from powersave with EPP
 //     balance_performance (64 on Meteor Lake, design.md section 1) to
 //     min = max = highest (62) with EPP 0 (intel_pstate_hwp_set() under
-//     the performance policy), while the E-core's request stays.
+//     the performance policy), while the E-core's request stays;
+//   - the recording holds the emulated machine's writes of that switch
+//     (IA32_PERF_CTL then IA32_HWP_REQUEST on cpu0, with their old values,
+//     by the shell), and the summary lists them with their writer.
 func TestRecordEmulatedMeteorLake(t *testing.T) {
 	dir := t.TempDir()
 	hwpemu, err := testbin.Build(dir, "../hwpemu")
@@ -107,5 +113,24 @@ func TestRecordEmulatedMeteorLake(t *testing.T) {
 	}
 	if !strings.Contains(string(b), "cpu0 IA32_HWP_REQUEST:") {
 		t.Errorf("summary does not list cpu0's HWP_REQUEST change:\n%s", b)
+	}
+	var writes []recording.TraceEvent
+	for _, e := range run.Trace {
+		if e.Emulated {
+			e.TimeNs, e.PID = 0, 0
+			writes = append(writes, e)
+		}
+	}
+	want := []recording.TraceEvent{
+		{CPU: 0, Comm: "sh", MSR: 0x199, Old: 0x1100, Value: 0x3e00, Emulated: true},
+		{CPU: 0, Comm: "sh", MSR: 0x774, Old: 0x40003e05, Value: 0x3e3e, Emulated: true},
+	}
+	if diff := cmp.Diff(want, writes); diff != "" {
+		t.Errorf("emulated writes in the recording (-want +got):\n%s", diff)
+	}
+	for _, line := range []string{"IA32_HWP_REQUEST (0x774) [emulated]: 1 writes on CPUs 0", "      by sh (pid "} {
+		if !strings.Contains(string(b), line) {
+			t.Errorf("summary lacks %q:\n%s", line, b)
+		}
 	}
 }

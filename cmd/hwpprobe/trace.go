@@ -45,6 +45,10 @@ CPU's previous write of the register. --events adds other tracepoints:
 power:cpu_frequency, power:cpu_frequency_limits, amd_cpu:amd_pstate_perf and
 amd_cpu:amd_pstate_epp_perf that the kernel has and says which it lacks.
 
+On an emulated machine (hwpemu) the writes its model makes when a sysfs file
+is written are shown too, labelled "[emulated, was OLD, pid N]" with the
+process that wrote the file.
+
 Traces until Ctrl-C, for --duration, or while CMD runs. Ends with a summary
 per register and CPU and the number of events lost (ring buffer full).
 Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
@@ -127,7 +131,7 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 	}
 	cfg := tracerun.Config{
 		Tracer:   ebpf.Options{MSRs: msrs, CPUs: cpuList, CountOnly: f.countOnly},
-		Duration: f.duration, JSON: f.json, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(),
+		Duration: f.duration, JSON: f.json, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Root: global.root,
 	}
 	if len(argv) > 0 {
 		cred, err := workload.SudoCredential(os.Getenv)

@@ -39,7 +39,8 @@ type Sampler interface {
 	Sample(dst *sampler.Sample) error
 }
 
-// Tracer streams kernel events; *ebpf.Tracer implements it.
+// Tracer streams register writes; every ebpf.Source (the eBPF tracer, an
+// emulated machine's write log, both merged) implements it.
 type Tracer interface {
 	Run(ctx context.Context, fn func(*ebpf.Event) error) error
 	Stats() (ebpf.Stats, error)
@@ -174,7 +175,8 @@ func Run(cfg Config) Result {
 				}
 				bufs.mu.Lock()
 				bufs.events = append(bufs.events, recording.TraceEvent{TimeNs: int64(e.TimeNs) + off,
-					CPU: int(e.CPU), PID: int(e.PID), Comm: e.Comm, MSR: e.MSR, Value: e.Value, Failed: e.Failed})
+					CPU: int(e.CPU), PID: int(e.PID), Comm: e.Comm, MSR: e.MSR, Value: e.Value, Failed: e.Failed,
+					Emulated: e.Emulated, Old: e.Old})
 				bufs.mu.Unlock()
 				return nil
 			})

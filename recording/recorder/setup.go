@@ -38,7 +38,7 @@ type SetupOptions struct {
 type Setup struct {
 	o      SetupOptions
 	set    *source.Set
-	tracer *ebpf.Tracer
+	tracer ebpf.Source
 }
 
 // OpenSetup opens the figure sources and the tracer. What cannot be opened
@@ -56,14 +56,10 @@ func OpenSetup(o SetupOptions, w *recording.Writer) *Setup {
 	} else {
 		s.set = set
 	}
-	switch {
-	case len(o.MSRs) == 0:
-	case o.FS.Emulated() != "":
-		// The tracer sees the real kernel's writes, not the emulator's.
-		w.Write(recording.Note{TimeNs: time.Now().UnixNano(),
-			Text: "kernel MSR writes not traced: emulated machine (eBPF sees the real kernel; sampled registers show the emulated requests)"})
-	default:
-		tr, err := ebpf.Open(ebpf.Options{MSRs: o.MSRs, CPUs: o.CPUs})
+	if len(o.MSRs) > 0 {
+		// Under hwpemu the emulated machine's register writes come with
+		// the kernel's, labelled emulated.
+		tr, err := ebpf.OpenSources(o.Root, ebpf.Options{MSRs: o.MSRs, CPUs: o.CPUs})
 		if err != nil {
 			note("kernel MSR writes not traced: " + err.Error())
 		} else {

@@ -49,14 +49,26 @@ func lookup(m map[string]recording.Value, k string) recording.Value {
 	return recording.NA()
 }
 
-// RegWrites summarises the kernel's writes to one MSR.
+// RegWrites summarises the kernel's writes to one MSR, or (Emulated) the
+// writes an emulated machine's model made to it.
 type RegWrites struct {
-	MSR    uint32
-	Name   string // catalog name, or the address in hex
+	MSR      uint32
+	Name     string // catalog name, or the address in hex
+	Emulated bool
+	Writes   int
+	Failed   int
+	CPUs     cpus.List
+	Values   []ValueCount // distinct values, most frequent first
+	Writers  []Writer     // the processes, most writes first
+}
+
+// Writer is a process that wrote a register, and how often: for the
+// kernel's writes the task running on the CPU at the time, for emulated
+// ones the process whose sysfs write caused them.
+type Writer struct {
+	PID    int
+	Comm   string
 	Writes int
-	Failed int
-	CPUs   cpus.List
-	Values []ValueCount // distinct values, most frequent first
 }
 
 // ValueCount is one distinct register value and how often it was written
@@ -85,8 +97,9 @@ type Summary struct {
 	Samples  int
 	Interval time.Duration // median sample interval
 	Rows     []Row         // per core type in the recorded order, then "all"
-	Trace    []RegWrites   // by MSR
+	Trace    []RegWrites   // by MSR, the kernel's before the emulated ones
 	TraceN   int
+	Emulated int // events of TraceN that an emulated machine's model made
 	Lost     uint64
 	Changes  []RegChange // sampled register changes
 	Process  []recording.Process
@@ -113,6 +126,11 @@ func Summarize(rec *recording.Recording, run *recording.Run) Summary {
 	}
 	s.Rows = rows(run)
 	s.Trace = traceWrites(run.Trace)
+	for _, e := range run.Trace {
+		if e.Emulated {
+			s.Emulated++
+		}
+	}
 	s.Changes = sampledChanges(run)
 	return s
 }
@@ -236,15 +254,28 @@ func RegText(msr uint32, v uint64) string {
 	return ""
 }
 
+// traceWrites groups the writes by register, the kernel's apart from an
+// emulated machine's.
 func traceWrites(evs []recording.TraceEvent) []RegWrites {
-	by := map[uint32]*RegWrites{}
-	counts := map[uint32]map[uint64]int{}
+	type key struct {
+		msr      uint32
+		emulated bool
+	}
+	type writer struct {
+		pid  int
+		comm string
+	}
+	by := map[key]*RegWrites{}
+	counts := map[key]map[uint64]int{}
+	writers := map[key]map[writer]int{}
 	for _, e := range evs {
-		w := by[e.MSR]
+		k := key{e.MSR, e.Emulated}
+		w := by[k]
 		if w == nil {
-			w = &RegWrites{MSR: e.MSR, Name: RegName(e.MSR)}
-			by[e.MSR] = w
-			counts[e.MSR] = map[uint64]int{}
+			w = &RegWrites{MSR: e.MSR, Name: RegName(e.MSR), Emulated: e.Emulated}
+			by[k] = w
+			counts[k] = map[uint64]int{}
+			writers[k] = map[writer]int{}
 		}
 		w.Writes++
 		if e.Failed {
@@ -254,19 +285,34 @@ func traceWrites(evs []recording.TraceEvent) []RegWrites {
 			w.CPUs = append(w.CPUs, e.CPU)
 			slices.Sort(w.CPUs)
 		}
-		counts[e.MSR][e.Value]++
+		counts[k][e.Value]++
+		writers[k][writer{e.PID, e.Comm}]++
 	}
 	out := make([]RegWrites, 0, len(by))
-	for m, w := range by {
-		for v, n := range counts[m] {
-			w.Values = append(w.Values, ValueCount{Raw: v, Count: n, Text: RegText(m, v)})
+	for k, w := range by {
+		for v, n := range counts[k] {
+			w.Values = append(w.Values, ValueCount{Raw: v, Count: n, Text: RegText(k.msr, v)})
 		}
 		slices.SortFunc(w.Values, func(a, b ValueCount) int {
 			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Raw, b.Raw))
 		})
+		for p, n := range writers[k] {
+			w.Writers = append(w.Writers, Writer{PID: p.pid, Comm: p.comm, Writes: n})
+		}
+		slices.SortFunc(w.Writers, func(a, b Writer) int {
+			return cmp.Or(cmp.Compare(b.Writes, a.Writes), cmp.Compare(a.PID, b.PID), cmp.Compare(a.Comm, b.Comm))
+		})
 		out = append(out, *w)
 	}
-	slices.SortFunc(out, func(a, b RegWrites) int { return cmp.Compare(a.MSR, b.MSR) })
+	slices.SortFunc(out, func(a, b RegWrites) int {
+		if a.Emulated != b.Emulated {
+			if a.Emulated {
+				return 1
+			}
+			return -1
+		}
+		return cmp.Compare(a.MSR, b.MSR)
+	})
 	return out
 }
 

@@ -79,22 +79,43 @@ func TestRowsSkipMissing(t *testing.T) {
 func TestTraceWrites(t *testing.T) {
 	r := run()
 	r.Trace = []recording.TraceEvent{
-		{CPU: 2, MSR: 0x774, Value: 0x80002e17},
-		{CPU: 0, MSR: 0x774, Value: 0x80002e17},
-		{CPU: 0, MSR: 0x774, Value: 0x00002727, Failed: true},
+		{CPU: 2, MSR: 0x774, Value: 0x80002e17, PID: 41, Comm: "kworker/2:1"},
+		{CPU: 0, MSR: 0x774, Value: 0x80002e17, PID: 40, Comm: "kworker/0:1"},
+		{CPU: 0, MSR: 0x774, Value: 0x00002727, Failed: true, PID: 40, Comm: "kworker/0:1"},
 		{CPU: 1, MSR: 0x6e0, Value: 5},
+		{CPU: 5, MSR: 0x774, Value: 0x00002727, Old: 0x80002e17, Emulated: true, PID: 4242, Comm: "sh"},
 	}
-	got := Summarize(&recording.Recording{}, r).Trace
-	// By register address; values most written first.
+	s := Summarize(&recording.Recording{}, r)
+	// By register address, the kernel's first; values and writers most
+	// written first.
 	want := []RegWrites{
-		{MSR: 0x6e0, Name: "MSR 0x6e0", Writes: 1, CPUs: cpus.List{1}, Values: []ValueCount{{5, 1, ""}}},
+		{MSR: 0x6e0, Name: "MSR 0x6e0", Writes: 1, CPUs: cpus.List{1}, Values: []ValueCount{{5, 1, ""}},
+			Writers: []Writer{{Writes: 1}}},
 		{MSR: 0x774, Name: "IA32_HWP_REQUEST", Writes: 3, Failed: 1, CPUs: cpus.List{0, 2}, Values: []ValueCount{
 			{0x80002e17, 2, "min 23 max 46 des 0 epp 0x80 window 0x0 pkg 0x0"},
 			{0x00002727, 1, "min 39 max 39 des 0 epp 0x0 window 0x0 pkg 0x0"},
-		}},
+		}, Writers: []Writer{{40, "kworker/0:1", 2}, {41, "kworker/2:1", 1}}},
+		{MSR: 0x774, Name: "IA32_HWP_REQUEST", Emulated: true, Writes: 1, CPUs: cpus.List{5}, Values: []ValueCount{
+			{0x00002727, 1, "min 39 max 39 des 0 epp 0x0 window 0x0 pkg 0x0"},
+		}, Writers: []Writer{{4242, "sh", 1}}},
 	}
-	if diff := cmp.Diff(want, got); diff != "" {
+	if diff := cmp.Diff(want, s.Trace); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+	if s.TraceN != 5 || s.Emulated != 1 {
+		t.Errorf("TraceN %d Emulated %d, want 5 and 1", s.TraceN, s.Emulated)
+	}
+	var b strings.Builder
+	s.writeTrace(&printer{w: &b})
+	for _, line := range []string{
+		"  register writes: 5 events (1 by the emulated machine's model, 4 by the kernel), 0 lost\n",
+		"    IA32_HWP_REQUEST (0x774) [emulated]: 1 writes on CPUs 5, 1 distinct values\n",
+		"      by kworker/0:1 (pid 40) 2, kworker/2:1 (pid 41) 1\n",
+		"      by sh (pid 4242) 1\n",
+	} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("text lacks %q:\n%s", line, b.String())
+		}
 	}
 }
 

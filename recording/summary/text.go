@@ -124,7 +124,12 @@ func (s Summary) writeTrace(p *printer) {
 		p.f("  kernel MSR writes: none recorded\n")
 		return
 	}
-	p.f("  kernel MSR writes: %d events, %d lost\n", s.TraceN, s.Lost)
+	if s.Emulated > 0 {
+		p.f("  register writes: %d events (%d by the emulated machine's model, %d by the kernel), %d lost\n",
+			s.TraceN, s.Emulated, s.TraceN-s.Emulated, s.Lost)
+	} else {
+		p.f("  kernel MSR writes: %d events, %d lost\n", s.TraceN, s.Lost)
+	}
 	for _, t := range s.Trace {
 		failed := ""
 		if t.Failed > 0 {
@@ -133,6 +138,9 @@ func (s Summary) writeTrace(p *printer) {
 		name := t.Name
 		if _, ok := regs.ByAddress(t.MSR); ok {
 			name += " (" + hex(uint64(t.MSR)) + ")"
+		}
+		if t.Emulated {
+			name += " [emulated]"
 		}
 		p.f("    %s: %d writes%s on CPUs %s, %d distinct values\n", name, t.Writes, failed, t.CPUs, len(t.Values))
 		for i, v := range t.Values {
@@ -146,6 +154,27 @@ func (s Summary) writeTrace(p *printer) {
 			}
 			p.f("      %6d x 0x%08x%s\n", v.Count, v.Raw, text)
 		}
+		writeWriters(p, t.Writers)
+	}
+}
+
+// writeWriters prints "by sh (pid 4242) 14, kworker/0:1 (pid 40) 2",
+// the first maxValues.
+func writeWriters(p *printer, ws []Writer) {
+	var parts []string
+	for i, w := range ws {
+		if i == maxValues {
+			parts = append(parts, fmt.Sprintf("%d more", len(ws)-maxValues))
+			break
+		}
+		comm := w.Comm
+		if comm == "" {
+			comm = "?"
+		}
+		parts = append(parts, fmt.Sprintf("%s (pid %d) %d", comm, w.PID, w.Writes))
+	}
+	if len(parts) > 0 {
+		p.f("      by %s\n", strings.Join(parts, ", "))
 	}
 }
 
