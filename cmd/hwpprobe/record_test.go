@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -320,7 +321,7 @@ func TestShowTruncated(t *testing.T) {
 	}
 	b[8] = 9
 	os.WriteFile(cut, b, 0o644)
-	if _, stderr, code := runBin(t, "show", cut); code != 1 || !strings.Contains(stderr, "unsupported recording format version 9.0") {
+	if _, stderr, code := runBin(t, "show", cut); code != 1 || !strings.Contains(stderr, fmt.Sprintf("unsupported recording format version 9.%d", recording.VersionMinor)) {
 		t.Errorf("show of version 9: exit %d %q", code, stderr)
 	}
 }
