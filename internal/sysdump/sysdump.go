@@ -15,6 +15,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/msr"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // Registers are the registers Dump reads on each CPU.
@@ -22,8 +23,9 @@ var Registers = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BIAS
 
 // Dump returns path (relative to root) -> content for every regular file
 // under sys/devices/system/cpu ("error: ..." for one that cannot be read,
-// as an amd-pstate EPP outside its table), and "msr:cpuN:0xADDR" -> value
-// for each of Registers a CPU has.
+// as an amd-pstate EPP outside its table), except an emulated machine's
+// register write log (sysfs.EmulatedWrites: a history, not a setting),
+// and "msr:cpuN:0xADDR" -> value for each of Registers a CPU has.
 func Dump(root string) (map[string]string, error) {
 	out := map[string]string{}
 	base := filepath.Join(root, "sys/devices/system/cpu")
@@ -35,6 +37,9 @@ func Dump(root string) (map[string]string, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
+		if rel == sysfs.EmulatedWrites {
+			return nil
+		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			out[rel] = "error: " + errors.Unwrap(err).Error()
