@@ -149,7 +149,13 @@ func (e *batchEnc) encodeTrace(t Trace) ([]byte, error) {
 	e.b = e.b[:0]
 	e.uvarint(uint64(t.Run))
 	e.uvarint(t.Lost)
-	e.table(n, 7)
+	// An emulated machine's writes add two columns (format 2.1).
+	emulated := slices.ContainsFunc(ev, func(x TraceEvent) bool { return x.Emulated })
+	if emulated {
+		e.table(n, 9)
+	} else {
+		e.table(n, 7)
+	}
 	e.ints("time_ns", n, func(i int) int64 { return ev[i].TimeNs })
 	e.ints("cpu", n, func(i int) int64 { return int64(ev[i].CPU) })
 	e.ints("pid", n, func(i int) int64 { return int64(ev[i].PID) })
@@ -157,6 +163,10 @@ func (e *batchEnc) encodeTrace(t Trace) ([]byte, error) {
 	e.ints("msr", n, func(i int) int64 { return int64(ev[i].MSR) })
 	e.uint64s("value", n, func(i int) (uint64, bool) { return ev[i].Value, true })
 	e.bools("failed", n, func(i int) bool { return ev[i].Failed })
+	if emulated {
+		e.bools("emulated", n, func(i int) bool { return ev[i].Emulated })
+		e.uint64s("old", n, func(i int) (uint64, bool) { return ev[i].Old, ev[i].Emulated })
+	}
 	return e.b, nil
 }
 
@@ -583,9 +593,18 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 		bd.rowInts(cols, "cpu", n, true, func(i, v int) { ev[i].CPU = v }),
 		bd.rowInts(cols, "pid", n, true, func(i, v int) { ev[i].PID = v }),
 		bd.stringColumn(cols, "comm", n, func(i int, s string) { ev[i].Comm = s }),
-		bd.boolColumn(cols, "failed", n, func(i int) { ev[i].Failed = true }))
+		bd.boolColumn(cols, "failed", n, func(i int) { ev[i].Failed = true }),
+		bd.boolColumn(cols, "emulated", n, func(i int) { ev[i].Emulated = true }))
 	if err != nil {
 		return Trace{}, err
+	}
+	if c := findColumn(cols, "old"); c != nil {
+		if c.kind != kindUint64 {
+			return Trace{}, fmt.Errorf("%w: column old", errColumns)
+		}
+		if err := uint64Column(c, n, func(i int, v uint64) { ev[i].Old = v }); err != nil {
+			return Trace{}, err
+		}
 	}
 	times, err := bd.intColumn(cols, "time_ns", n, true)
 	if err != nil {

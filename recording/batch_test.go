@@ -39,7 +39,14 @@ func TestColumnarRoundTrip(t *testing.T) {
 		{TimeNs: 1_700_000_000_040_000_000, CPU: 0, PID: 0, Comm: "swapper/0", MSR: 0xC00102B3, Value: 6, Failed: true},
 		{TimeNs: 1_700_000_000_060_000_000, CPU: 0, PID: 12, Comm: "kworker/1:1", MSR: 0x1b0, Value: 0},
 	}}
-	for _, r := range []Record{s, tr, Samples{Run: 1}, Trace{Run: 1}} {
+	// An emulated machine's writes (format 2.1) beside the kernel's: old 0
+	// is kept apart from no old value.
+	emu := Trace{Run: 7, Events: []TraceEvent{
+		{TimeNs: 1_700_000_000_050_000_000, CPU: 1, PID: 12, Comm: "kworker/1:1", MSR: 0x774, Value: bigReg},
+		{TimeNs: 1_700_000_000_070_000_000, CPU: 13, PID: 4242, Comm: "sh", MSR: 0x774, Value: 0x3e3e, Old: bigReg, Emulated: true},
+		{TimeNs: 1_700_000_000_080_000_000, CPU: 0, PID: 4242, Comm: "sh", MSR: 0x610, Value: 0x42, Old: 0, Emulated: true},
+	}}
+	for _, r := range []Record{s, tr, emu, Samples{Run: 1}, Trace{Run: 1}} {
 		var e batchEnc
 		var p []byte
 		var err error
