@@ -55,8 +55,12 @@ type diffJSON struct {
 	} `json:"figures"`
 	Sides []struct {
 		CoreTypes []struct {
-			Type string                              `json:"type"`
-			Held map[string][]struct{ Value uint64 } `json:"held"`
+			Type    string                              `json:"type"`
+			Held    map[string][]struct{ Value uint64 } `json:"held"`
+			Written []struct {
+				Comm   string                              `json:"comm"`
+				Fields map[string][]struct{ Value uint64 } `json:"fields"`
+			} `json:"written"`
 		} `json:"core_types"`
 	} `json:"sides"`
 	Runs []struct{ Counted bool } `json:"runs"`
@@ -75,9 +79,10 @@ func readDiffJSON(t *testing.T, path string) diffJSON {
 // TestDiffEmulated: the issue's experiment under the emulated Core Ultra 7
 // 165U, with the built-in workload kept small: per core type, min == max
 // and EPP 0 under performance, min < max and EPP 16 (Meteor Lake's
-// "performance" EPP) under powersave:epp=performance, read from the
-// sampled registers; every setting back afterwards; text, Markdown and
-// JSON written.
+// "performance" EPP) under powersave:epp=performance, both in the sampled
+// registers and in the writes the trace saw (the emulated machine's write
+// log, caused by hwpprobe's sysfs writes); every setting back afterwards;
+// text, Markdown and JSON written.
 func TestDiffEmulated(t *testing.T) {
 	dir := t.TempDir()
 	out, code := emuDiff(t, "mtl-165u", dir, settingsScript+` > before; "$H" diff performance powersave:epp=performance --runs 4 --size 60 -C 0,4,12 -o exp.hwpr --markdown r.md --json r.json; echo "diff status $?"; `+settingsScript+` > after; cmp before after && echo restored`)
@@ -99,6 +104,14 @@ func TestDiffEmulated(t *testing.T) {
 			min, max, epp := ct.Held["min"][0].Value, ct.Held["max"][0].Value, ct.Held["epp"][0].Value
 			if i == 0 && (min != max || epp != 0) || i == 1 && (min >= max || epp != 16) {
 				t.Errorf("side %d %s: held min %d max %d EPP %d", i, ct.Type, min, max, epp)
+			}
+			if len(ct.Written) != 1 || ct.Written[0].Comm != "hwpprobe" {
+				t.Errorf("side %d %s: writers %+v, want hwpprobe's", i, ct.Type, ct.Written)
+				continue
+			}
+			w := ct.Written[0].Fields
+			if w["min"][0].Value != min || w["max"][0].Value != max || w["epp"][0].Value != epp {
+				t.Errorf("side %d %s: written %v, held min %d max %d EPP %d", i, ct.Type, w, min, max, epp)
 			}
 		}
 	}
@@ -152,7 +165,9 @@ func TestDiffEmulatedInterrupted(t *testing.T) {
 }
 
 // TestDiffEmulatedZen4: the same experiment on the emulated AMD machine
-// (amd-pstate: MSR_AMD_CPPC_REQ).
+// (amd-pstate: MSR_AMD_CPPC_REQ): under performance min is nominal, below
+// max (amd-pstate since commit 0c411b39e4f4, design.md section 1), and
+// above powersave's; the trace shows hwpprobe's writes of the held values.
 func TestDiffEmulatedZen4(t *testing.T) {
 	dir := t.TempDir()
 	out, code := emuDiff(t, "zen4-amd-pstate", dir, settingsScript+` > before; "$H" diff performance powersave --runs 4 --size 40 -C 0 -o exp.hwpr --json r.json; echo "diff status $?"; `+settingsScript+` > after; cmp before after && echo restored`)
@@ -160,8 +175,19 @@ func TestDiffEmulatedZen4(t *testing.T) {
 		t.Fatalf("status %d:\n%s", code, out)
 	}
 	j := readDiffJSON(t, filepath.Join(dir, "r.json"))
-	if len(j.Sides) != 2 || len(j.Sides[0].CoreTypes) == 0 || len(j.Sides[0].CoreTypes[0].Held["epp"]) == 0 {
-		t.Errorf("no CPPC request held on zen4: %+v", j.Sides)
+	if len(j.Sides) != 2 || len(j.Sides[0].CoreTypes) == 0 || len(j.Sides[1].CoreTypes) == 0 {
+		t.Fatalf("sides %+v", j.Sides)
+	}
+	a, b := j.Sides[0].CoreTypes[0], j.Sides[1].CoreTypes[0]
+	amin, amax, bmin := a.Held["min"][0].Value, a.Held["max"][0].Value, b.Held["min"][0].Value
+	if amin >= amax || amin <= bmin {
+		t.Errorf("CPPC request held: performance min %d max %d, powersave min %d", amin, amax, bmin)
+	}
+	for i, min := range []uint64{amin, bmin} {
+		w := j.Sides[i].CoreTypes[0].Written
+		if len(w) != 1 || w[0].Comm != "hwpprobe" || w[0].Fields["min"][0].Value != min {
+			t.Errorf("side %d: written %+v, want hwpprobe's write of min %d", i, w, min)
+		}
 	}
 }
 
