@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -217,6 +218,16 @@ func TestJournalRefusesSecondChanger(t *testing.T) {
 	}
 	if _, err := sw.Apply(mustParse(t, "powersave:epp=power")); err != nil {
 		t.Fatal(err)
+	}
+	// While the switcher holds the lock (apply with a command running),
+	// another changer is refused at once, and restore says whose it is.
+	if _, err := Begin(o, "performance"); !errors.Is(err, ErrJournalExists) {
+		t.Errorf("Begin while another holds the lock: %v", err)
+	}
+	defer func(d time.Duration) { lockWait = d }(lockWait)
+	lockWait = 200 * time.Millisecond
+	if _, err := Restore(o); !errors.Is(err, ErrLocked) || !strings.Contains(err.Error(), "still running") {
+		t.Errorf("Restore while another holds the lock: %v", err)
 	}
 	sw.Release() // as `hwpprobe apply` without a command, or a crash
 	_, err = Begin(o, "performance")

@@ -39,7 +39,7 @@ var ErrLocked = errors.New("the journal is locked by another hwpprobe")
 
 // lockWait bounds how long a lock is waited for: long enough for another
 // restore to finish, short enough not to look hung.
-const lockWait = 20 * time.Second
+var lockWait = 20 * time.Second
 
 // JournalDir returns the journal directory: $HWPPROBE_JOURNAL_DIR when
 // set (tests only), else DefaultJournalDir.
@@ -129,8 +129,14 @@ func (l *Lock) Unlock() error {
 }
 
 // Read returns the journal, nil when there is none.
-func (l *Lock) Read() (*Journal, error) {
-	path := filepath.Join(l.dir, journalFile)
+func (l *Lock) Read() (*Journal, error) { return readJournal(l.dir) }
+
+// PeekJournal reads the journal in dir without the lock (to say whose it
+// is while another hwpprobe holds the lock); nil when there is none.
+func PeekJournal(dir string) (*Journal, error) { return readJournal(dir) }
+
+func readJournal(dir string) (*Journal, error) {
+	path := filepath.Join(dir, journalFile)
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil

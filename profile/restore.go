@@ -36,6 +36,11 @@ func Restore(opt Options) (*RestoreResult, error) {
 		opt.JournalDir = JournalDir()
 	}
 	lock, err := LockDir(opt.JournalDir)
+	if errors.Is(err, ErrLocked) {
+		if j, _ := PeekJournal(opt.JournalDir); j != nil {
+			return nil, fmt.Errorf("%w: %s and is still running: it restores the settings when its command ends", err, j.Owner())
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,11 @@ func Begin(opt Options, name string) (*Switcher, error) {
 	if opt.JournalDir == "" {
 		opt.JournalDir = JournalDir()
 	}
+	// Without waiting for the lock: a running apply holds it while its
+	// command runs, and its journal already says whose it is.
+	if old, err := PeekJournal(opt.JournalDir); err == nil && old != nil {
+		return nil, fmt.Errorf("%w: %s; run `hwpprobe restore`", ErrJournalExists, old.Owner())
+	}
 	lock, err := LockDir(opt.JournalDir)
 	if err != nil {
 		return nil, err
