@@ -41,6 +41,11 @@ type DiffOptions struct {
 // and then reported as an InputError; a crossed threshold
 // gives an error wrapping ErrCrossed.
 func Diff(w io.Writer, o DiffOptions) error {
+	for _, out := range []string{o.Markdown, o.JSON} {
+		if err := atomicfile.CheckInputs(out, o.Paths); out != "" && err != nil {
+			return InputError{err}
+		}
+	}
 	srcs, incomplete := analysis.ReadSources(o.Paths)
 	if srcs == nil {
 		return InputError{incomplete}

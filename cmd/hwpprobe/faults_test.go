@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hwpprobe/hwpprobe/analysis/testexp"
 )
 
 // TestStopSignals: every signal a user ends a program with (Ctrl-C, kill,
@@ -255,5 +257,28 @@ func TestTraceInterruptCommand(t *testing.T) {
 	}
 	if !strings.Contains(stderr, "hwpprobe: interrupted: SIGINT forwarded to the command's process group; the command was killed by signal SIGINT\n") {
 		t.Errorf("stderr:\n%s", stderr)
+	}
+}
+
+// TestDiffReportOverInput: diff's --json and --markdown reports never
+// replace the recordings it reads.
+func TestDiffReportOverInput(t *testing.T) {
+	dir := t.TempDir()
+	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
+	before, _ := os.ReadFile(exp)
+	link := filepath.Join(dir, "link.hwpr")
+	if err := os.Link(exp, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, flag := range []string{"--json", "--markdown"} {
+		for _, out := range []string{exp, link} {
+			_, stderr, code := runBin(t, "diff", flag, out, exp)
+			if code != exitUsage || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "also an input") {
+				t.Errorf("diff %s %s %s: exit %d, stderr %q; want 2 and one line", flag, out, exp, code, stderr)
+			}
+		}
+	}
+	if after, _ := os.ReadFile(exp); !bytes.Equal(before, after) {
+		t.Error("diff wrote a report over its input")
 	}
 }
