@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/regs"
 )
@@ -197,7 +198,7 @@ func (s Summary) writeProcess(p *printer, pr recording.Process) {
 			if strings.Contains(c.Error, "not supported") {
 				tag = "<not supported>"
 			}
-			p.f("    %-14s %s  %s\n", c.Event, tag, c.Error)
+			p.f("    %-14s %s  %s\n", c.Event, tag, cli.OneLine(c.Error))
 			continue
 		}
 		extra := ""
@@ -223,7 +224,7 @@ func exitText(e *recording.RunEnd) string {
 	var s string
 	switch {
 	case e.Error != "":
-		s = fmt.Sprintf("%s (status %d)", e.Error, e.ExitCode)
+		s = fmt.Sprintf("%s (status %d)", cli.OneLine(e.Error), e.ExitCode)
 	case e.Signal != "":
 		s = fmt.Sprintf("killed by signal: %s (status %d)", e.Signal, e.ExitCode)
 	default:
