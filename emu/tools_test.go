@@ -2,6 +2,7 @@ package emu
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,12 +56,18 @@ func eachPeer(t *testing.T, f func(t *testing.T, e toolEnv)) {
 // run runs argv in machine's namespace and returns its output.
 func (e toolEnv) run(t *testing.T, machine string, argv ...string) string {
 	t.Helper()
+	return e.runBusy(t, "0.5", machine, argv...)
+}
+
+// runBusy is run with the CPUs' busy fractions (hwpemu run --busy).
+func (e toolEnv) runBusy(t *testing.T, busy, machine string, argv ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	// A fixed load (--busy): with the host's varying load, APERF and MPERF
 	// read one FUSE round trip apart cover different loads, and
 	// turbostat's Bzy_MHz was seen 8% off (1839 for 1700 MHz) on a busy VM.
-	args := append([]string{"run", "--busy", "0.5", machine, "--", "env"}, e.env...)
+	args := append([]string{"run", "--busy", busy, machine, "--", "env"}, e.env...)
 	cmd := exec.CommandContext(ctx, e.hwpemu, append(args, argv...)...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
@@ -215,6 +222,60 @@ func testTurbostatAgreesWithWatch(t *testing.T, e toolEnv) {
 		b, _ := strconv.ParseFloat(c.hwpprobe, 64)
 		if a <= 0 || b < a*0.99 || b > a*1.01 {
 			t.Errorf("%s: turbostat %v, hwpprobe %v: want within 1%%\nturbostat:\n%s\nhwpprobe watch:\n%s", c.name, a, b, tsOut, hpOut)
+		}
+	}
+}
+
+// TestTurbostatSummaryIdleCPUs: on a machine where some CPUs are busy and
+// the others idle (MPERF does not advance), hwpprobe watch's machine row
+// has turbostat's summary Avg_MHz and Bzy_MHz within 1%, and its TSC_MHz
+// is the machine's TSC rate: turbostat sums every CPU's APERF, MPERF and
+// TSC and divides by all of them, idle ones included (sum_counters(),
+// compute_average()). CPUs 1, 3, 5, 7, 9, 11 and both LP E-cores are
+// idle.
+//
+// turbostat itself cannot run on a CPU whose MPERF did not advance at all
+// (delta_thread() returns -1 and it re-initializes for ever), so it
+// samples the same load with those CPUs busy one millionth of the time,
+// whose figures differ from the fully idle ones by far less than 1%.
+// turbostat's TSC_MHz is the host's (it reads the TSC with RDTSC, which
+// the emulator does not answer), so hwpprobe's is checked against the
+// machine's description.
+func TestTurbostatSummaryIdleCPUs(t *testing.T) {
+	eachPeer(t, testTurbostatSummaryIdleCPUs)
+}
+
+func testTurbostatSummaryIdleCPUs(t *testing.T, e toolEnv) {
+	const load = "1,%[1]s,1,%[1]s,0.5,%[1]s,0.7,%[1]s,1,%[1]s,0.3,%[1]s,%[1]s,%[1]s"
+	dir := t.TempDir()
+	probe, err := testbin.Build(dir, "../cmd/hwpprobe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tsOut := e.runBusy(t, fmt.Sprintf(load, "1e-6"), "mtl-165u",
+		"turbostat", "--quiet", "--num_iterations", "1", "--interval", "1", "--show", "CPU,Avg_MHz,Bzy_MHz")
+	hpOut := e.runBusy(t, fmt.Sprintf(load, "0"), "mtl-165u", probe, "watch", "-i", "1s", "-n", "1", "--show", "Avg_MHz,Bzy_MHz,TSC_MHz")
+	tsSum := regexp.MustCompile(`(?m)^-\t(\d+)\t(\d+)$`).FindStringSubmatch(tsOut)
+	hpSum := regexp.MustCompile(`(?m)^\s+-\s+-\s+-\s+-\s+(\d+)\s+(\d+)\s+(\d+)\s*$`).FindStringSubmatch(hpOut)
+	if tsSum == nil || hpSum == nil {
+		t.Fatalf("unparsed output\nturbostat:\n%s\nhwpprobe watch:\n%s", tsOut, hpOut)
+	}
+	m, err := Load("mtl-165u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		want, hp string
+	}{
+		{"Avg_MHz", tsSum[1], hpSum[1]},
+		{"Bzy_MHz", tsSum[2], hpSum[2]},
+		{"TSC_MHz", strconv.Itoa(m.Description().TSCMHz), hpSum[3]},
+	} {
+		a, _ := strconv.ParseFloat(c.want, 64)
+		b, _ := strconv.ParseFloat(c.hp, 64)
+		if a <= 0 || b < a*0.99 || b > a*1.01 {
+			t.Errorf("%s: want %v, hwpprobe %v: want within 1%%\nturbostat:\n%s\nhwpprobe watch:\n%s", c.name, a, b, tsOut, hpOut)
 		}
 	}
 }

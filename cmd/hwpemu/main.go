@@ -39,16 +39,16 @@ const (
 
 // machineFlags select and tune the emulated machine.
 type machineFlags struct {
-	energyStart float64 // joules already counted by every RAPL domain
-	busy        float64 // constant busy fraction of every CPU; < 0: follow the host
-	debug       bool    // log FUSE requests
+	energyStart float64   // joules already counted by every RAPL domain
+	busy        busyValue // fixed busy fractions of the CPUs; nil: follow the host
+	debug       bool      // log FUSE requests
 }
 
 func (f *machineFlags) register(cmd *cobra.Command) {
 	cmd.Flags().Float64Var(&f.energyStart, "energy-start", 0,
 		"joules every RAPL energy counter has counted at start (a value near the 32-bit wrap tests wrap handling)")
-	cmd.Flags().Float64Var(&f.busy, "busy", -1,
-		"make every emulated CPU this busy (0 to 1) instead of following the host CPUs' load (repeatable counters and energy)")
+	busyFlag(cmd.Flags(), &f.busy,
+		"make every emulated CPU this busy (0 to 1) instead of following the host CPUs' load (repeatable counters and energy); a comma-separated list gives CPU n the n-th fraction, repeated")
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request to stderr")
 }
 
@@ -58,12 +58,9 @@ func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, erro
 	if f.energyStart < 0 {
 		return nil, cli.Usagef("--energy-start %v: must not be negative", f.energyStart)
 	}
-	if f.busy > 1 || (f.busy < 0 && f.busy != -1) {
-		return nil, cli.Usagef("--busy %v: must be between 0 and 1", f.busy)
-	}
 	opts = append([]emu.Option{emu.WithEnergyStart(f.energyStart)}, opts...)
-	if f.busy >= 0 {
-		opts = append(opts, emu.WithLoad(emu.ConstLoad{f.busy})) // last: wins
+	if f.busy != nil {
+		opts = append(opts, emu.WithLoad(emu.ConstLoad(f.busy))) // last: wins
 	}
 	m, err := emu.Load(name, opts...)
 	if errors.Is(err, emu.ErrUnknownMachine) || errors.Is(err, emu.ErrDescription) {

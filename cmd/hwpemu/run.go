@@ -92,7 +92,10 @@ func enterNamespace(mf machineFlags, args []string) error {
 	}
 	argv := []string{os.Args[0], nsCmdName, "--parent-mntns=" + parent,
 		"--energy-start=" + strconv.FormatFloat(mf.energyStart, 'g', -1, 64),
-		"--busy=" + strconv.FormatFloat(mf.busy, 'g', -1, 64)}
+	}
+	if mf.busy != nil {
+		argv = append(argv, "--busy="+mf.busy.String())
+	}
 	if mf.debug {
 		argv = append(argv, "--debug")
 	}
