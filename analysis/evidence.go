@@ -42,10 +42,16 @@ type Disturbance struct {
 	Old, New uint64 `json:"-"`
 	OldHex   string `json:"old"`
 	NewHex   string `json:"new"`
+	// AtStart: the run started with this value (New) where most of its
+	// side's runs started with Old; no write was seen.
+	AtStart bool `json:"at_start,omitempty"`
 }
 
 // String names the disturbance in one line.
 func (d Disturbance) String() string {
+	if d.AtStart {
+		return fmt.Sprintf("at its start CPU %d held %s %s where the side's other runs held %s", d.CPU, d.Register, d.NewHex, d.OldHex)
+	}
 	who := "sampled change"
 	if d.Comm != "" {
 		who = fmt.Sprintf("%s (pid %d)", d.Comm, d.PID)
@@ -55,6 +61,36 @@ func (d Disturbance) String() string {
 
 // requestMSRs are the registers whose writes during a run disturb it.
 var requestMSRs = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BIAS, hwp.MSR_AMD_CPPC_REQ, hwp.MSR_IA32_PERF_CTL}
+
+// activeDrivers are the cpufreq drivers that set the request registers
+// only when a setting changes (intel_pstate active mode, amd-pstate-epp):
+// under them a change of min or max during a run is a disturbance. In
+// passive mode (intel_cpufreq, amd-pstate) the governor itself writes
+// min, max, desired and PERF_CTL as the load changes.
+var activeDrivers = []string{"intel_pstate", "amd-pstate-epp"}
+
+// settingBits is the part of a request register's value that the side's
+// settings fix: EPB's bits 3:0; the EPP of IA32_HWP_REQUEST or
+// MSR_AMD_CPPC_REQ, and their min and max under an active driver (never
+// desired, which hardware or the governor chooses); PERF_CTL under an
+// active driver. A change of these bits during a run disturbs it.
+func settingBits(msr uint32, v uint64, driver string) uint64 {
+	active := slices.Contains(activeDrivers, driver)
+	switch msr {
+	case hwp.MSR_IA32_ENERGY_PERF_BIAS:
+		return uint64(hwp.DecodeEPB(v))
+	case hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_AMD_CPPC_REQ:
+		if active {
+			return v & 0xff00ffff // EPP, max, min (desired, bits 23:16, left out)
+		}
+		return v & 0xff000000
+	case hwp.MSR_IA32_PERF_CTL:
+		if active {
+			return v
+		}
+	}
+	return 0
+}
 
 // decodeFields splits a request register into its fields.
 func decodeFields(msr uint32, v uint64) map[string]uint64 {
@@ -106,6 +142,10 @@ type runEvidence struct {
 	excursions  int                                // samples with an HWP_STATUS excursion
 	statusN     int
 	disturbance []Disturbance
+	// first are the request registers of the run's first sample, by
+	// (cpu, msr).
+	first  map[[2]uint64]uint64
+	driver string // the cpufreq driver (settingBits)
 }
 
 // coreTypes maps each CPU of a run to its core type ("" -> "all").
@@ -124,9 +164,11 @@ func coreTypes(run *recording.Run) map[int]string {
 }
 
 func evidenceOf(run *recording.Run, host recording.Host) runEvidence {
-	ev := runEvidence{held: map[string]fieldCounter{}, written: map[string]map[string]fieldCounter{},
+	driver := host.Driver
+	ev := runEvidence{driver: driver, held: map[string]fieldCounter{}, written: map[string]map[string]fieldCounter{},
 		writes: map[string]map[string]int{}, limits: map[string]int{}}
 	types := coreTypes(run)
+	ev.first = map[[2]uint64]uint64{}
 	last := map[[2]uint64]uint64{} // (cpu, msr) -> last value seen
 	for _, s := range run.Samples {
 		for _, c := range s.CPUs {
@@ -137,8 +179,12 @@ func evidenceOf(run *recording.Run, host recording.Host) runEvidence {
 			for _, g := range c.Regs {
 				ev.held[t].add(g.MSR, g.Value, 1)
 				k := [2]uint64{uint64(c.CPU), uint64(g.MSR)}
-				if old, ok := last[k]; ok && old != g.Value && slices.Contains(requestMSRs, g.MSR) {
+				old, seen := last[k]
+				if seen && settingBits(g.MSR, old, driver) != settingBits(g.MSR, g.Value, driver) && slices.Contains(requestMSRs, g.MSR) {
 					ev.disturbance = append(ev.disturbance, disturbance("", 0, s.TimeNs-run.Start.TimeNs, c.CPU, g.MSR, old, g.Value))
+				}
+				if !seen && slices.Contains(requestMSRs, g.MSR) {
+					ev.first[k] = g.Value
 				}
 				last[k] = g.Value
 			}
@@ -147,7 +193,7 @@ func evidenceOf(run *recording.Run, host recording.Host) runEvidence {
 			ev.addPackage(p, host)
 		}
 	}
-	ev.addTrace(run, types)
+	ev.addTrace(run, types, driver)
 	// The writers first (they name the cause), then by time.
 	slices.SortStableFunc(ev.disturbance, func(a, b Disturbance) int {
 		return cmp.Or(cmp.Compare(b2i(a.Comm == ""), b2i(b.Comm == "")), cmp.Compare(a.OffsetNs, b.OffsetNs))
@@ -189,7 +235,7 @@ func limitReasons(v uint64, host recording.Host) []string {
 
 // addTrace counts the kernel's writes by core type and writer, and marks
 // every write during the run that changed a request register's value.
-func (ev *runEvidence) addTrace(run *recording.Run, types map[int]string) {
+func (ev *runEvidence) addTrace(run *recording.Run, types map[int]string, driver string) {
 	held := map[[2]uint64]uint64{}
 	for _, s := range run.Samples[:min(1, len(run.Samples))] {
 		for _, c := range s.CPUs {
@@ -215,7 +261,8 @@ func (ev *runEvidence) addTrace(run *recording.Run, types map[int]string) {
 			continue
 		}
 		k := [2]uint64{uint64(e.CPU), uint64(e.MSR)}
-		if old, ok := held[k]; !ok || old != e.Value {
+		old, ok := held[k]
+		if !ok && slices.Contains(activeDrivers, driver) || ok && settingBits(e.MSR, old, driver) != settingBits(e.MSR, e.Value, driver) {
 			d := disturbance(e.Comm, e.PID, e.TimeNs-run.Start.TimeNs, e.CPU, e.MSR, old, e.Value)
 			if !ok {
 				d.OldHex = "?"

@@ -191,6 +191,7 @@ func newRunResult(s Source, run *recording.Run, side string) RunResult {
 
 // exclude marks the runs left out of the statistics.
 func (res *Result) exclude(keepDisturbed bool) {
+	res.checkHeld()
 	for i := range res.Runs {
 		r := &res.Runs[i]
 		switch {
@@ -207,6 +208,59 @@ func (res *Result) exclude(keepDisturbed bool) {
 			r.Excluded = fmt.Sprintf("disturbed: %s", r.Disturbances[0])
 		}
 	}
+}
+
+// checkHeld marks as disturbed the runs whose request registers, at their
+// start, did not hold what most of their side's runs held (a setting
+// changed between runs, by a daemon or a user): for each CPU and
+// register, the value a strict majority of the side's runs started with.
+func (res *Result) checkHeld() {
+	for _, side := range res.Sides {
+		votes := map[[2]uint64]map[uint64]int{}  // (cpu, msr) -> setting bits -> runs
+		raw := map[[2]uint64]map[uint64]uint64{} // (cpu, msr) -> setting bits -> a raw value
+		n := 0
+		for _, r := range res.Runs {
+			if r.Side != side.Label || r.Warmup {
+				continue
+			}
+			n++
+			for k, v := range r.evidence.first {
+				if votes[k] == nil {
+					votes[k], raw[k] = map[uint64]int{}, map[uint64]uint64{}
+				}
+				b := settingBits(uint32(k[1]), v, r.evidence.driver)
+				votes[k][b]++
+				raw[k][b] = v
+			}
+		}
+		for i := range res.Runs {
+			r := &res.Runs[i]
+			if r.Side != side.Label || r.Warmup {
+				continue
+			}
+			for _, k := range slices.SortedFunc(maps.Keys(r.evidence.first), cmpKey) {
+				got := r.evidence.first[k]
+				if want, ok := majority(votes[k], n); ok && settingBits(uint32(k[1]), got, r.evidence.driver) != want {
+					d := disturbance("", 0, 0, int(k[0]), uint32(k[1]), raw[k][want], got)
+					d.AtStart = true
+					r.Disturbances = append(r.Disturbances, d)
+					break
+				}
+			}
+		}
+	}
+}
+
+func cmpKey(a, b [2]uint64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) }
+
+// majority returns the value more than half of n votes went to.
+func majority(votes map[uint64]int, n int) (uint64, bool) {
+	for v, c := range votes {
+		if 2*c > n {
+			return v, true
+		}
+	}
+	return 0, false
 }
 
 // values returns the counted runs' values of a side, in run order.

@@ -162,3 +162,19 @@ func TestThreshold(t *testing.T) {
 		}
 	}
 }
+
+func TestAnalyzeMisheld(t *testing.T) {
+	e := testexp.Seed()
+	e.Misheld = true
+	res := analyze(t, e, false)
+	var excluded []string
+	for _, r := range res.Runs {
+		if !r.Counted() {
+			excluded = append(excluded, r.Excluded)
+		}
+	}
+	want := "disturbed: at its start CPU 0 held IA32_HWP_REQUEST 0x80003004 where the side's other runs held 0x10003004"
+	if len(excluded) != 1 || excluded[0] != want {
+		t.Errorf("excluded %q, want one: %q", excluded, want)
+	}
+}

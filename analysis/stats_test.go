@@ -177,3 +177,38 @@ func TestKendallExact(t *testing.T) {
 		t.Errorf("p = %v, want 1/12", p)
 	}
 }
+
+// TestSettingBits: which register changes disturb a run. Under an active
+// driver the settings fix EPP, min and max; the governor of a passive
+// driver writes min, max, desired and PERF_CTL itself, leaving EPP and EPB
+// to the settings.
+func TestSettingBits(t *testing.T) {
+	const (
+		hwpReq = 0x774
+		perf   = 0x199
+		epb    = 0x1b0
+	)
+	tests := []struct {
+		msr      uint32
+		old, new uint64
+		driver   string
+		disturbs bool
+	}{
+		{hwpReq, 0x10003004, 0x10103004, "intel_pstate", false}, // desired only
+		{hwpReq, 0x10003004, 0x10003005, "intel_pstate", true},  // min
+		{hwpReq, 0x10003004, 0x80003004, "intel_pstate", true},  // EPP
+		{hwpReq, 0x10003004, 0x10003030, "intel_cpufreq", false},
+		{hwpReq, 0x10003004, 0x80003004, "intel_cpufreq", true},
+		{perf, 0x1000, 0x2000, "intel_cpufreq", false},
+		{perf, 0x1000, 0x2000, "intel_pstate", true},
+		{epb, 6, 0x16, "intel_cpufreq", false}, // bits above 3:0
+		{epb, 6, 0, "intel_cpufreq", true},
+		{0xc00102b3, 0x0010403c, 0x00ff403c, "amd-pstate-epp", false}, // desired
+		{0xc00102b3, 0x0010403c, 0x8010403c, "amd-pstate", true},      // EPP
+	}
+	for _, tc := range tests {
+		if got := settingBits(tc.msr, tc.old, tc.driver) != settingBits(tc.msr, tc.new, tc.driver); got != tc.disturbs {
+			t.Errorf("MSR %#x %#x -> %#x under %s: disturbs %v, want %v", tc.msr, tc.old, tc.new, tc.driver, got, tc.disturbs)
+		}
+	}
+}

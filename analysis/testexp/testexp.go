@@ -36,6 +36,9 @@ type Experiment struct {
 	// CutAfter stops writing after that many runs (0: all) without an
 	// end record, as a crash would.
 	CutAfter int
+	// Misheld makes side B's second measured run hold EPP 128 from its
+	// start, with no write seen (settings changed between runs).
+	Misheld bool
 	// Record writes what hwpprobe record writes: side A's runs only,
 	// without sides.
 	Record bool
@@ -91,6 +94,7 @@ func (e Experiment) Write(w io.Writer) error {
 	}
 	now := t0
 	disturbed := false
+	bRuns := 0
 	for i, r := range runs {
 		if e.CutAfter > 0 && i == e.CutAfter {
 			// A crash in the middle of a run: its start and nothing else.
@@ -98,7 +102,16 @@ func (e Experiment) Write(w io.Writer) error {
 		}
 		d := !disturbed && e.Disturb && r.side == &e.B && !r.warmup
 		disturbed = disturbed || d
-		if err := writeRun(rw, i+1, now, r.side, r.secs, r.warmup, d); err != nil {
+		side := r.side
+		if r.side == &e.B && !r.warmup {
+			bRuns++
+			if e.Misheld && bRuns == 2 {
+				mis := *r.side
+				mis.Request = Request(0x04, 0x30, 0, 128)
+				side = &mis
+			}
+		}
+		if err := writeRun(rw, i+1, now, side, r.secs, r.warmup, d); err != nil {
 			return err
 		}
 		now += int64(r.secs*1e9) + 5e9
