@@ -120,6 +120,7 @@ func TestRatioCoverage(t *testing.T) {
 		if got, want := float64(covered)/trials, levels/trials-0.015; got < want {
 			t.Errorf("n=%d: coverage %.3f below the interval's level %.3f (less 3 sd)", n, got, levels/trials)
 		}
+		t.Logf("%d+%d runs: coverage %.4f, level %.4f", n, n, float64(covered)/trials, levels/trials)
 	}
 }
 

@@ -81,9 +81,11 @@ func TestStopRuleCoverage(t *testing.T) {
 				covered++
 			}
 		}
-		if rate := float64(covered) / experiments; rate < 1-rule.Alpha {
+		rate := float64(covered) / experiments
+		if rate < 1-rule.Alpha {
 			t.Errorf("ratio %v: interval covered it in %.4f of experiments, below %v", ratio, rate, 1-rule.Alpha)
 		}
+		t.Logf("ratio %v: the interval at the stop covered it in %.4f of %d experiments", ratio, rate, experiments)
 	}
 }
 
