@@ -296,6 +296,7 @@ func (res *Result) compareFigures() {
 	}
 	add("energy", "J", func(r RunResult) float64 { return r.Joules })
 	add("pkg_watt", "W", func(r RunResult) float64 { return r.PkgWatts })
+	add("cor_watt", "W", rowValue("all", func(r summary.Row) recording.Value { return r.Watt("CorWatt") }))
 	for _, t := range res.coreTypes() {
 		add("bzy_mhz "+t, "MHz", rowValue(t, func(r summary.Row) recording.Value { return r.BzyMHz }))
 		add("avg_mhz "+t, "MHz", rowValue(t, func(r summary.Row) recording.Value { return r.AvgMHz }))

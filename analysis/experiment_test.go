@@ -58,7 +58,7 @@ func TestAnalyzeSeed(t *testing.T) {
 	for _, d := range res.Differs {
 		whats = append(whats, d.What)
 	}
-	for _, w := range []string{"time", "epp held P", "min held E", "pkg_watt", "bzy_mhz P"} {
+	for _, w := range []string{"time", "epp held P", "min held E", "pkg_watt", "cor_watt", "bzy_mhz P"} {
 		if !strings.Contains(strings.Join(whats, ","), w) {
 			t.Errorf("what differs %q lacks %q", whats, w)
 		}
