@@ -1,13 +1,13 @@
 package recording
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
-	"strings"
 )
 
 // Column names of columnar batches (docs/recording-format.md). Figure
@@ -294,10 +294,10 @@ func (bd *batchDec) sampleRows(n [4]int) error {
 	return nil
 }
 
-// findColumn returns the named column of cols, or nil.
-func findColumn(cols []column, name string) *column {
+// findColumn returns the column of cols named prefix+name, or nil.
+func findColumn(cols []column, prefix, name string) *column {
 	for i := range cols {
-		if cols[i].name == name {
+		if cols[i].is(prefix, name) {
 			return &cols[i]
 		}
 	}
@@ -308,7 +308,7 @@ func findColumn(cols []column, name string) *column {
 // missing column is an error when required, and zeros otherwise.
 func (bd *batchDec) intColumn(cols []column, name string, n int, required bool) ([]int64, error) {
 	bd.ints = resize(bd.ints, n)
-	c := findColumn(cols, name)
+	c := findColumn(cols, "", name)
 	if c == nil {
 		if required {
 			return nil, fmt.Errorf("%w: no %s column", errColumns, name)
@@ -324,7 +324,7 @@ func (bd *batchDec) intColumn(cols []column, name string, n int, required bool) 
 		prev += d.varint()
 		bd.ints[i] = prev
 	}
-	d.done("column " + name)
+	d.done("an int column")
 	return bd.ints, d.err
 }
 
@@ -354,7 +354,7 @@ func (bd *batchDec) cpuRows(n int, names []string, vals []Value) ([]Value, error
 		bd.rowInts(cols, "package", n, true, func(i, v int) { rows[i].Package = v }),
 		bd.stringColumn(cols, "core_type", n, func(i int, s string) { rows[i].CoreType = s }))
 	for j, name := range names {
-		err = errors.Join(err, floatColumn(cols, prefixValue+name, n, func(i int, v Value) { rows[i].Values[j] = v }))
+		err = errors.Join(err, floatColumn(cols, prefixValue, name, n, func(i int, v Value) { rows[i].Values[j] = v }))
 	}
 	return vals, err
 }
@@ -366,7 +366,7 @@ func (bd *batchDec) packageRows(n int, names []string, vals []Value) ([]Value, e
 	}
 	err := bd.rowInts(cols, "package", n, true, func(i, v int) { rows[i].Package = v })
 	for j, name := range names {
-		err = errors.Join(err, floatColumn(cols, prefixValue+name, n, func(i int, v Value) { rows[i].Values[j] = v }))
+		err = errors.Join(err, floatColumn(cols, prefixValue, name, n, func(i int, v Value) { rows[i].Values[j] = v }))
 	}
 	return vals, err
 }
@@ -381,10 +381,10 @@ func (bd *batchDec) summaryRows(n int, names, pkgNames []string, vals []Value) (
 		bd.stringColumn(cols, "type", n, func(i int, s string) { rows[i].Type = s }),
 		bd.rowInts(cols, "cpus", n, true, func(i, v int) { rows[i].CPUs = v }))
 	for j, name := range names {
-		err = errors.Join(err, floatColumn(cols, prefixValue+name, n, func(i int, v Value) { rows[i].Values[j] = v }))
+		err = errors.Join(err, floatColumn(cols, prefixValue, name, n, func(i int, v Value) { rows[i].Values[j] = v }))
 	}
 	for j, name := range pkgNames {
-		err = errors.Join(err, floatColumn(cols, prefixPkgValue+name, n, func(i int, v Value) { rows[i].PackageValues[j] = v }))
+		err = errors.Join(err, floatColumn(cols, prefixPkgValue, name, n, func(i int, v Value) { rows[i].PackageValues[j] = v }))
 	}
 	return vals, err
 }
@@ -392,7 +392,7 @@ func (bd *batchDec) summaryRows(n int, names, pkgNames []string, vals []Value) (
 // stringColumn sets a string field of each of n rows from a dictionary
 // column; a missing column leaves them empty.
 func (bd *batchDec) stringColumn(cols []column, name string, n int, set func(i int, s string)) error {
-	c := findColumn(cols, name)
+	c := findColumn(cols, "", name)
 	if c == nil {
 		return nil
 	}
@@ -411,33 +411,44 @@ func (bd *batchDec) stringColumn(cols []column, name string, n int, set func(i i
 		}
 		set(i, bd.strs[k])
 	}
-	d.done("column " + name)
+	d.done("a string column")
 	return d.err
 }
 
-// presence decodes an optional column's presence: the function reports
-// whether row i has a value.
-func presence(d *colDec, n int) func(int) bool {
-	switch d.byte1() {
-	case presentAll:
-		return func(int) bool { return true }
-	case presentNone:
-		return func(int) bool { return false }
+// presence says which rows of an optional column have a value.
+type presence struct {
+	mode byte
+	bm   []byte
+}
+
+// readPresence decodes an optional column's presence.
+func readPresence(d *colDec, n int) presence {
+	p := presence{mode: d.byte1()}
+	switch p.mode {
+	case presentAll, presentNone:
 	case presentBitmap:
-		bm := d.bytes((n + 7) / 8)
-		if d.err != nil {
-			return func(int) bool { return false }
-		}
-		return func(i int) bool { return bm[i/8]&(1<<(i%8)) != 0 }
+		p.bm = d.bytes((n + 7) / 8)
+	default:
+		d.fail("unknown presence mode %d", p.mode)
 	}
-	d.fail("unknown presence mode")
-	return func(int) bool { return false }
+	return p
+}
+
+// has reports whether row i has a value.
+func (p presence) has(i int) bool {
+	switch p.mode {
+	case presentAll:
+		return true
+	case presentBitmap:
+		return i/8 < len(p.bm) && p.bm[i/8]&(1<<(i%8)) != 0
+	}
+	return false
 }
 
 // floatColumn sets each of n rows' value from a float column; rows
 // without a value, or a missing column, get NA.
-func floatColumn(cols []column, name string, n int, set func(i int, v Value)) error {
-	c := findColumn(cols, name)
+func floatColumn(cols []column, prefix, name string, n int, set func(i int, v Value)) error {
+	c := findColumn(cols, prefix, name)
 	if c == nil {
 		for i := range n {
 			set(i, NA())
@@ -445,10 +456,10 @@ func floatColumn(cols []column, name string, n int, set func(i int, v Value)) er
 		return nil
 	}
 	if c.kind != kindFloat {
-		return fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, name, c.kind, kindFloat)
+		return fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, c.name, c.kind, kindFloat)
 	}
 	d := &colDec{b: c.data}
-	has := presence(d, n)
+	has := readPresence(d, n).has
 	rep := d.byte1()
 	exp := 0
 	if rep == floatDecimal {
@@ -476,7 +487,7 @@ func floatColumn(cols []column, name string, n int, set func(i int, v Value)) er
 			}
 		}
 	}
-	d.done("column " + name)
+	d.done("a float column")
 	return d.err
 }
 
@@ -499,6 +510,25 @@ func (bd *batchDec) regRows(ncpu, npkg int) error {
 	return err
 }
 
+// parseHex32 parses "0x" and 1 to 8 lower-case hex digits.
+func parseHex32(b []byte) (uint32, bool) {
+	if len(b) < 3 || len(b) > 10 || b[0] != '0' || b[1] != 'x' {
+		return 0, false
+	}
+	var v uint32
+	for _, c := range b[2:] {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint32(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint32(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
 // regColumn is a register column of a table.
 type regColumn struct {
 	msr uint32
@@ -510,14 +540,14 @@ func regColumnsOf(cols []column) ([]regColumn, error) {
 	var out []regColumn
 	for i := range cols {
 		c := &cols[i]
-		if !strings.HasPrefix(c.name, prefixReg) {
+		if !bytes.HasPrefix(c.name, []byte(prefixReg)) {
 			continue
 		}
-		m, err := strconv.ParseUint(c.name[len(prefixReg):], 0, 32)
-		if err != nil || c.kind != kindUint64 {
+		m, ok := parseHex32(c.name[len(prefixReg):])
+		if !ok || c.kind != kindUint64 {
 			return nil, fmt.Errorf("%w: register column %q", errColumns, c.name)
 		}
-		out = append(out, regColumn{uint32(m), c})
+		out = append(out, regColumn{m, c})
 	}
 	return out, nil
 }
@@ -535,7 +565,7 @@ func rowRegs(cols []regColumn, n int, buf []Reg, regs func(i int) *[]Reg) ([]Reg
 	counts := make([]int32, n)
 	for _, rc := range cols {
 		d := &colDec{b: rc.c.data}
-		has := presence(d, n)
+		has := readPresence(d, n).has
 		if d.err != nil {
 			return nil, d.err
 		}
@@ -564,7 +594,7 @@ func rowRegs(cols []regColumn, n int, buf []Reg, regs func(i int) *[]Reg) ([]Reg
 // uint64Column calls set for each of n rows that has a value.
 func uint64Column(c *column, n int, set func(i int, v uint64)) error {
 	d := &colDec{b: c.data}
-	has := presence(d, n)
+	has := readPresence(d, n).has
 	var prev uint64
 	for i := 0; i < n && d.err == nil; i++ {
 		if has(i) {
@@ -572,7 +602,7 @@ func uint64Column(c *column, n int, set func(i int, v uint64)) error {
 			set(i, prev)
 		}
 	}
-	d.done("column " + c.name)
+	d.done("a uint64 column")
 	return d.err
 }
 
@@ -598,7 +628,7 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 	if err != nil {
 		return Trace{}, err
 	}
-	if c := findColumn(cols, "old"); c != nil {
+	if c := findColumn(cols, "", "old"); c != nil {
 		if c.kind != kindUint64 {
 			return Trace{}, fmt.Errorf("%w: column old", errColumns)
 		}
@@ -623,7 +653,7 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 		}
 		ev[i].MSR = uint32(x)
 	}
-	c := findColumn(cols, "value")
+	c := findColumn(cols, "", "value")
 	if c == nil || c.kind != kindUint64 {
 		return Trace{}, fmt.Errorf("%w: no value column", errColumns)
 	}
@@ -639,7 +669,7 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 // boolColumn calls set for each of n rows whose bit is set; a missing
 // column sets none.
 func (bd *batchDec) boolColumn(cols []column, name string, n int, set func(i int)) error {
-	c := findColumn(cols, name)
+	c := findColumn(cols, "", name)
 	if c == nil {
 		return nil
 	}

@@ -302,18 +302,24 @@ func (d *colDec) strs() []string {
 	return out
 }
 
-// done fails unless every byte was read.
+// done fails unless every byte of the column or record what was read.
 func (d *colDec) done(what string) {
 	if d.err == nil && len(d.b) != 0 {
 		d.fail("%d bytes left over in %s", len(d.b), what)
 	}
 }
 
-// column is one column of a table as read: its data not yet decoded.
+// column is one column of a table as read: its data not yet decoded. Its
+// name is the payload's bytes (no allocation per column).
 type column struct {
-	name string
+	name []byte
 	kind byte
 	data []byte
+}
+
+// is reports whether the column is named prefix+name.
+func (c *column) is(prefix, name string) bool {
+	return len(c.name) == len(prefix)+len(name) && string(c.name[:len(prefix)]) == prefix && string(c.name[len(prefix):]) == name
 }
 
 // table reads a table's row count and columns, appending them to cols.
@@ -321,7 +327,8 @@ func (d *colDec) table(cols []column) (int, []column) {
 	n := d.count(maxBatchRows, "rows")
 	ncols := d.count(len(d.b), "columns")
 	for range ncols {
-		c := column{name: d.str(), kind: d.byte1()}
+		c := column{name: d.bytes(d.count(len(d.b), "name bytes"))}
+		c.kind = d.byte1()
 		c.data = d.bytes(d.count(len(d.b), "column bytes"))
 		cols = append(cols, c)
 	}

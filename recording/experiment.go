@@ -73,28 +73,43 @@ func (rec *Recording) Issue() error {
 }
 
 // ReadFile reads a recording from a file. See Read.
-func ReadFile(path string) (*Recording, error) {
+func ReadFile(path string) (*Recording, error) { return ScanFile(path, nil) }
+
+// Read reads every record. It fails only when nothing usable can be read
+// (not a recording, unknown major version, no meta record); a file cut
+// short or corrupt after its meta record gives the records before the
+// damage, with Recording.Problem saying what stopped the reading.
+func Read(r io.Reader) (*Recording, error) { return Scan(r, nil) }
+
+// ScanFile scans a recording from a file. See Scan.
+func ScanFile(path string, batch func(Record) error) (*Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	rec, err := Read(f)
+	rec, err := Scan(f, batch)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return rec, nil
 }
 
-// Read reads every record. It fails only when nothing usable can be read
-// (not a recording, unknown major version, no meta record); a file cut
-// short or corrupt after its meta record gives the records before the
-// damage, with Recording.Problem saying what stopped the reading.
-func Read(r io.Reader) (*Recording, error) {
+// Scan reads a recording as Read does, except that, when batch is not
+// nil, it keeps no samples or trace events: it hands each Samples and
+// Trace record to batch in buffers reused for the next one (valid only
+// during the call; no allocation per row), so that memory does not grow
+// with the recording's length. The Recording it returns has everything
+// else: metadata, runs with their start, end, snapshots, process
+// counters, notes, columns (Run.CPUColumns, PackageColumns) and
+// TraceLost, but no Run.Samples or Run.Trace. An error from batch stops
+// the scan and is returned.
+func Scan(r io.Reader, batch func(Record) error) (*Recording, error) {
 	rd, err := NewReader(r)
 	if err != nil {
 		return nil, err
 	}
+	rd.reuse = batch != nil
 	first, err := rd.Next()
 	if err != nil {
 		if err == io.EOF {
@@ -116,14 +131,25 @@ func Read(r io.Reader) (*Recording, error) {
 			rec.Problem = err
 			return rec, nil
 		}
-		if err := rec.add(runs, r); err != nil {
+		if err := rec.add(runs, r, batch != nil); err != nil {
 			rec.Problem = fmt.Errorf("%w at offset %d: %v", ErrCorrupt, rd.Offset(), err)
 			return rec, nil
+		}
+		if batch == nil {
+			continue
+		}
+		switch r.(type) {
+		case Samples, Trace:
+			if err := batch(r); err != nil {
+				return nil, err
+			}
 		}
 	}
 }
 
-func (rec *Recording) add(runs map[int]*Run, r Record) error {
+// add files a record under its run; with scan, samples and trace events
+// are not kept (their columns and lost count are).
+func (rec *Recording) add(runs map[int]*Run, r Record, scan bool) error {
 	run := func(id int) (*Run, error) {
 		if x, ok := runs[id]; ok {
 			return x, nil
@@ -155,13 +181,20 @@ func (rec *Recording) add(runs map[int]*Run, r Record) error {
 		if err != nil {
 			return err
 		}
+		if scan {
+			mergeColumns(&x.CPUColumns, r.CPUColumns)
+			mergeColumns(&x.PackageColumns, r.PackageColumns)
+			break
+		}
 		x.addSamples(r)
 	case Trace:
 		x, err := run(r.Run)
 		if err != nil {
 			return err
 		}
-		x.Trace = append(x.Trace, r.Events...)
+		if !scan {
+			x.Trace = append(x.Trace, r.Events...)
+		}
 		x.TraceLost += r.Lost
 	case Process:
 		x, err := run(r.Run)

@@ -23,7 +23,11 @@ type Reader struct {
 	ended   bool  // the end record was read
 	stored  bytes.Buffer
 	decoded []byte
-	err     error // sticky
+	// reuse: columnar batches are decoded into bd's buffers, reused for
+	// the next batch (Scan).
+	reuse bool
+	bd    batchDec
+	err   error // sticky
 }
 
 // NewReader checks the file header and returns a Reader positioned at the
@@ -107,12 +111,16 @@ func (r *Reader) next() (Record, error) {
 		}
 		r.decoded = payload
 	}
+	bd := &r.bd
+	if !r.reuse {
+		bd = new(batchDec)
+	}
 	var rec Record
 	switch {
 	case enc == encZstdColumns && typ == TypeSamples:
-		rec, err = new(batchDec).decodeSamples(payload)
+		rec, err = bd.decodeSamples(payload)
 	case enc == encZstdColumns:
-		rec, err = new(batchDec).decodeTrace(payload)
+		rec, err = bd.decodeTrace(payload)
 	default:
 		rec, err = r.decodePayload(typ, payload)
 	}

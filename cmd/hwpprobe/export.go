@@ -56,15 +56,15 @@ func runExport(stdout, stderr io.Writer, in, out string) error {
 		defer file.Abort()
 		stdout = file
 	}
-	rec, err := recording.ReadFile(in)
-	if err != nil {
+	rec, err := export.WriteCSVFile(stdout, in)
+	if rec == nil {
 		return err
 	}
-	if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
-		cli.Linef(stderr, "hwpprobe", "%s: %v; exporting what was read", in, err)
-	}
-	if err := export.WriteCSV(stdout, rec); err != nil {
+	if err != nil {
 		return fmt.Errorf("export: write %s: %w", out, err)
+	}
+	if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
+		cli.Linef(stderr, "hwpprobe", "%s: %v; exported what was read", in, err)
 	}
 	if file != nil {
 		if err := file.Commit(); err != nil {

@@ -202,3 +202,18 @@ func TestConvertNeverOverInput(t *testing.T) {
 		t.Errorf("convert with one argument: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestExportFromPipe: export reads a recording from a pipe (read whole,
+// once) as it reads a file (scanned twice).
+func TestExportFromPipe(t *testing.T) {
+	rec := filepath.Join(v1Fixtures, "synthetic-2runs.rec")
+	b, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := os.ReadFile(strings.TrimSuffix(rec, ".rec") + ".csv")
+	stdout, stderr, code := runBinStdin(t, bytes.NewReader(b), "export", "--csv", "/dev/stdin")
+	if code != 0 || stdout != string(want) {
+		t.Errorf("export from a pipe: exit %d, stderr %q, output (-want +got):\n%s", code, stderr, cmp.Diff(string(want), stdout))
+	}
+}

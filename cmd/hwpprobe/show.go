@@ -25,7 +25,9 @@ process tree's counters. A recording cut short (crash, kill, full disk) is
 shown up to its last whole record, with a line saying so. See docs/show.md.`,
 		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			rec, err := recording.ReadFile(args[0])
+			// Scanned batch by batch: memory does not grow with the file.
+			c := summary.NewCollector()
+			rec, err := recording.ScanFile(args[0], func(r recording.Record) error { c.Add(r); return nil })
 			if err != nil {
 				return err
 			}
@@ -39,7 +41,7 @@ shown up to its last whole record, with a line saying so. See docs/show.md.`,
 					continue
 				}
 				shown++
-				if err := summary.Summarize(rec, run).WriteText(w); err != nil {
+				if err := c.Summary(rec, run).WriteText(w); err != nil {
 					return err
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -33,74 +34,167 @@ func FixedColumns() []string {
 // not measured, or does not apply to the row, is an empty field. Raw
 // registers follow as hex, in columns named after the register.
 func WriteCSV(w io.Writer, rec *recording.Recording) error {
-	var cpuCols, pkgCols []string
-	var cpuRegs, pkgRegs []uint32
+	var l layout
 	for _, run := range rec.Runs {
-		cpuCols = union(cpuCols, run.CPUColumns)
-		pkgCols = union(pkgCols, run.PackageColumns)
 		for _, s := range run.Samples {
-			for _, c := range s.CPUs {
-				for _, g := range c.Regs {
-					cpuRegs = addReg(cpuRegs, g.MSR)
-				}
-			}
-			for _, p := range s.Packages {
-				for _, g := range p.Regs {
-					pkgRegs = addReg(pkgRegs, g.MSR)
-				}
-			}
+			l.addRegs(s)
 		}
 	}
+	cw := newCSV(w, l.columns(rec.Runs))
+	for _, run := range rec.Runs {
+		cw.samples(run.Start, run.CPUColumns, run.PackageColumns, run.Samples)
+	}
+	return cw.flush()
+}
+
+// WriteCSVFile writes the CSV of the recording at path, as WriteCSV would,
+// reading the file twice batch by batch (recording.ScanFile: the columns,
+// then the rows) so that memory does not grow with the recording. Rows
+// come in file order, which is run order in the files hwpprobe writes. A
+// path that is not a regular file (a pipe) is read whole, once. It returns
+// the recording read (without samples), whose Issue says what was lost.
+func WriteCSVFile(w io.Writer, path string) (*recording.Recording, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		rec, err := recording.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		return rec, WriteCSV(w, rec)
+	}
+	var l layout
+	first, err := recording.ScanFile(path, func(r recording.Record) error {
+		if b, ok := r.(recording.Samples); ok {
+			for _, s := range b.Samples {
+				l.addRegs(s)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	cw := newCSV(w, l.columns(first.Runs))
+	starts := map[int]recording.RunStart{}
+	for _, run := range first.Runs {
+		starts[run.Start.Run] = run.Start
+	}
+	rec, err := recording.ScanFile(path, func(r recording.Record) error {
+		if b, ok := r.(recording.Samples); ok {
+			cw.samples(starts[b.Run], b.CPUColumns, b.PackageColumns, b.Samples)
+		}
+		return cw.err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rec, cw.flush()
+}
+
+// layout is what the header needs: the figure columns of the runs, and
+// every register read.
+type layout struct {
+	cpuCols, pkgCols []string
+	cpuRegs, pkgRegs []uint32
+}
+
+func (l *layout) addRegs(s recording.Sample) {
+	for _, c := range s.CPUs {
+		for _, g := range c.Regs {
+			l.cpuRegs = addReg(l.cpuRegs, g.MSR)
+		}
+	}
+	for _, p := range s.Packages {
+		for _, g := range p.Regs {
+			l.pkgRegs = addReg(l.pkgRegs, g.MSR)
+		}
+	}
+}
+
+// columns sets the figure columns from the runs' and returns the header.
+func (l *layout) columns(runs []*recording.Run) *layout {
+	for _, run := range runs {
+		l.cpuCols = union(l.cpuCols, run.CPUColumns)
+		l.pkgCols = union(l.pkgCols, run.PackageColumns)
+	}
+	return l
+}
+
+// csvOut writes the rows of sample batches; the first error sticks.
+type csvOut struct {
+	cw   *csv.Writer
+	l    *layout
+	line []string
+	err  error
+}
+
+func newCSV(w io.Writer, l *layout) *csvOut {
 	header := FixedColumns()
-	header = append(header, cpuCols...)
-	header = append(header, pkgCols...)
-	for _, m := range append(slices.Clone(cpuRegs), pkgRegs...) {
+	header = append(header, l.cpuCols...)
+	header = append(header, l.pkgCols...)
+	for _, m := range append(slices.Clone(l.cpuRegs), l.pkgRegs...) {
 		header = append(header, summary.RegName(m))
 	}
-	cw := csv.NewWriter(w)
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	nFixed, nCPU, nPkg := len(FixedColumns()), len(cpuCols), len(pkgCols)
-	line := make([]string, len(header))
-	for _, run := range rec.Runs {
-		ci := indexes(cpuCols, run.CPUColumns)
-		pi := indexes(pkgCols, run.PackageColumns)
-		for _, s := range run.Samples {
-			fixed := func(kind, typ string, pkg, core, cpu string) {
-				clear(line)
-				copy(line, []string{strconv.Itoa(run.Start.Run), run.Start.Side,
-					time.Unix(0, s.TimeNs).UTC().Format(time.RFC3339Nano),
-					seconds(s.TimeNs - run.Start.TimeNs), seconds(s.IntervalNs), kind, typ, pkg, core, cpu})
-			}
-			for _, c := range s.CPUs {
-				fixed(RowCPU, c.CoreType, strconv.Itoa(c.Package), strconv.Itoa(c.Core), strconv.Itoa(c.CPU))
-				fill(line[nFixed:], ci, c.Values)
-				regCols(line[nFixed+nCPU+nPkg:], cpuRegs, c.Regs)
-				if err := cw.Write(line); err != nil {
-					return err
-				}
-			}
-			for _, p := range s.Packages {
-				fixed(RowPackage, "", strconv.Itoa(p.Package), "", "")
-				fill(line[nFixed+nCPU:], pi, p.Values)
-				regCols(line[nFixed+nCPU+nPkg+len(cpuRegs):], pkgRegs, p.Regs)
-				if err := cw.Write(line); err != nil {
-					return err
-				}
-			}
-			for _, m := range s.Summaries {
-				fixed(RowSummary, m.Type, "", "", "")
-				fill(line[nFixed:], ci, m.Values)
-				fill(line[nFixed+nCPU:], pi, m.PackageValues)
-				if err := cw.Write(line); err != nil {
-					return err
-				}
-			}
+	c := &csvOut{cw: csv.NewWriter(w), l: l, line: make([]string, len(header))}
+	c.err = c.cw.Write(header)
+	return c
+}
+
+// samples writes the rows of samples of the run that start began, whose
+// figures are in the columns cpuCols and pkgCols.
+func (c *csvOut) samples(start recording.RunStart, cpuCols, pkgCols []string, samples []recording.Sample) {
+	l := c.l
+	nFixed, nCPU, nPkg := len(FixedColumns()), len(l.cpuCols), len(l.pkgCols)
+	ci, pi := indexes(l.cpuCols, cpuCols), indexes(l.pkgCols, pkgCols)
+	line := c.line
+	run := strconv.Itoa(start.Run)
+	for _, s := range samples {
+		if c.err != nil {
+			return
+		}
+		at := time.Unix(0, s.TimeNs).UTC().Format(time.RFC3339Nano)
+		elapsed, interval := seconds(s.TimeNs-start.TimeNs), seconds(s.IntervalNs)
+		fixed := func(kind, typ string, pkg, core, cpu string) {
+			clear(line)
+			line[0], line[1], line[2], line[3], line[4] = run, start.Side, at, elapsed, interval
+			line[5], line[6], line[7], line[8], line[9] = kind, typ, pkg, core, cpu
+		}
+		for _, r := range s.CPUs {
+			fixed(RowCPU, r.CoreType, strconv.Itoa(r.Package), strconv.Itoa(r.Core), strconv.Itoa(r.CPU))
+			fill(line[nFixed:], ci, r.Values)
+			regCols(line[nFixed+nCPU+nPkg:], l.cpuRegs, r.Regs)
+			c.write()
+		}
+		for _, p := range s.Packages {
+			fixed(RowPackage, "", strconv.Itoa(p.Package), "", "")
+			fill(line[nFixed+nCPU:], pi, p.Values)
+			regCols(line[nFixed+nCPU+nPkg+len(l.cpuRegs):], l.pkgRegs, p.Regs)
+			c.write()
+		}
+		for _, m := range s.Summaries {
+			fixed(RowSummary, m.Type, "", "", "")
+			fill(line[nFixed:], ci, m.Values)
+			fill(line[nFixed+nCPU:], pi, m.PackageValues)
+			c.write()
 		}
 	}
-	cw.Flush()
-	return cw.Error()
+}
+
+func (c *csvOut) write() {
+	if c.err == nil {
+		c.err = c.cw.Write(c.line)
+	}
+}
+
+func (c *csvOut) flush() error {
+	if c.err != nil {
+		return c.err
+	}
+	c.cw.Flush()
+	return c.cw.Error()
 }
 
 func union(have, add []string) []string {
@@ -130,7 +224,7 @@ func indexes(all, cols []string) []int {
 
 func fill(dst []string, idx []int, vals []recording.Value) {
 	for i, v := range vals {
-		if i < len(idx) && v.Valid() {
+		if i < len(idx) && idx[i] >= 0 && v.Valid() {
 			dst[idx[i]] = strconv.FormatFloat(float64(v), 'f', -1, 64)
 		}
 	}

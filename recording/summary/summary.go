@@ -106,32 +106,96 @@ type Summary struct {
 	Notes    []recording.Note
 }
 
-// Summarize condenses run, which belongs to rec.
+// Summarize condenses run, which belongs to rec and holds its samples
+// and trace events (recording.Read). For a recording scanned batch by
+// batch (recording.Scan), use a Collector.
 func Summarize(rec *recording.Recording, run *recording.Run) Summary {
-	s := Summary{Meta: rec.Meta, Start: run.Start, End: run.End, Samples: len(run.Samples),
-		Process: run.Process, Notes: run.Notes, TraceN: len(run.Trace), Lost: run.TraceLost}
+	c := NewCollector()
+	c.Add(recording.Samples{Run: run.Start.Run, CPUColumns: run.CPUColumns, PackageColumns: run.PackageColumns, Samples: run.Samples})
+	c.Add(recording.Trace{Run: run.Start.Run, Events: run.Trace})
+	return c.Summary(rec, run)
+}
+
+// Collector gathers, batch by batch, what the summaries of a recording's
+// runs need from their samples and trace events, keeping no rows: pass
+// Add as recording.Scan's batch function, then ask for each run's
+// Summary.
+type Collector struct{ runs map[int]*runAcc }
+
+// runAcc is what a Collector keeps of one run.
+type runAcc struct {
+	samples   int
+	lastNs    int64
+	intervals []int64
+	order     []string // core types in order of appearance
+	types     map[string]*typeAcc
+	trace     traceAcc
+	changes   map[regKey][]uint64
+}
+
+// NewCollector returns an empty Collector.
+func NewCollector() *Collector { return &Collector{runs: map[int]*runAcc{}} }
+
+func (c *Collector) run(id int) *runAcc {
+	a := c.runs[id]
+	if a == nil {
+		a = &runAcc{types: map[string]*typeAcc{}, changes: map[regKey][]uint64{},
+			trace: traceAcc{by: map[traceKey]*RegWrites{}, counts: map[traceKey]map[uint64]int{},
+				writers: map[traceKey]map[writerKey]int{}}}
+		c.runs[id] = a
+	}
+	return a
+}
+
+// Add takes in a Samples or Trace batch (other records are ignored). It
+// keeps nothing of the batch's rows, so the batch may be reused after.
+func (c *Collector) Add(r recording.Record) {
+	switch b := r.(type) {
+	case recording.Samples:
+		if len(b.Samples) == 0 {
+			return
+		}
+		a := c.run(b.Run)
+		cols := newColumns(b)
+		for i := range b.Samples {
+			smp := &b.Samples[i]
+			a.samples++
+			a.lastNs = smp.TimeNs
+			a.intervals = append(a.intervals, smp.IntervalNs)
+			a.addSummaries(smp, cols)
+			a.addRegs(smp)
+		}
+	case recording.Trace:
+		a := c.run(b.Run)
+		for _, e := range b.Events {
+			a.trace.add(e)
+		}
+	}
+}
+
+// Summary condenses run, which belongs to rec, from the batches added.
+func (c *Collector) Summary(rec *recording.Recording, run *recording.Run) Summary {
+	a := c.runs[run.Start.Run]
+	if a == nil {
+		a = c.run(run.Start.Run)
+	}
+	s := Summary{Meta: rec.Meta, Start: run.Start, End: run.End, Samples: a.samples,
+		Process: run.Process, Notes: run.Notes, TraceN: a.trace.n, Lost: run.TraceLost}
 	switch {
 	case run.End != nil:
 		s.Duration = time.Duration(run.End.TimeNs - run.Start.TimeNs)
-	case len(run.Samples) > 0:
-		s.Duration = time.Duration(run.Samples[len(run.Samples)-1].TimeNs - run.Start.TimeNs)
+	case a.samples > 0:
+		s.Duration = time.Duration(a.lastNs - run.Start.TimeNs)
 	}
-	if len(run.Samples) > 0 {
-		iv := make([]int64, len(run.Samples))
-		for i, x := range run.Samples {
-			iv[i] = x.IntervalNs
-		}
+	if len(a.intervals) > 0 {
+		iv := slices.Clone(a.intervals)
 		slices.Sort(iv)
 		s.Interval = time.Duration(iv[len(iv)/2])
 	}
-	s.Rows = rows(run)
-	s.Trace = traceWrites(run.Trace)
-	for _, e := range run.Trace {
-		if e.Emulated {
-			s.Emulated++
-		}
-	}
-	s.Changes = sampledChanges(run)
+	s.Rows = a.rows()
+	s.Trace = a.trace.writes()
+	s.Emulated = a.trace.emulated
+	s.Changes = a.sampledChanges()
 	return s
 }
 
@@ -165,61 +229,77 @@ func maxValue(a, b recording.Value) recording.Value {
 // Domains returns the RAPL columns summed into energy.
 func Domains() []string { return []string{"PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "SysWatt"} }
 
-func rows(run *recording.Run) []Row {
-	col := func(name string) int { return run.Column(name) }
-	avg, busy, bzy, tsc, ipc, ctmp := col("Avg_MHz"), col("Busy%"), col("Bzy_MHz"), col("TSC_MHz"), col("IPC"), col("CoreTmp")
-	ptmp := run.PackageColumn("PkgTmp")
-	type state struct {
-		row                      Row
-		avg, busy, bzy, tsc, ipc acc
-		watts                    map[string]*acc
-		joules                   map[string]float64
+// columns are the indexes of the figures a summary uses in a batch's
+// columns (-1: absent).
+type columns struct {
+	avg, busy, bzy, tsc, ipc, ctmp, ptmp int
+	domains                              []int // of Domains()
+}
+
+func newColumns(b recording.Samples) columns {
+	col := func(name string) int { return slices.Index(b.CPUColumns, name) }
+	c := columns{avg: col("Avg_MHz"), busy: col("Busy%"), bzy: col("Bzy_MHz"), tsc: col("TSC_MHz"),
+		ipc: col("IPC"), ctmp: col("CoreTmp"), ptmp: slices.Index(b.PackageColumns, "PkgTmp")}
+	for _, d := range Domains() {
+		c.domains = append(c.domains, slices.Index(b.PackageColumns, d))
 	}
-	var order []string
-	by := map[string]*state{}
-	for _, smp := range run.Samples {
-		dt := float64(smp.IntervalNs) / 1e9
-		for _, r := range smp.Summaries {
-			st := by[r.Type]
-			if st == nil {
-				st = &state{row: Row{Type: r.Type, CPUs: r.CPUs, CoreTmp: recording.NA(), PkgTmp: recording.NA()},
-					watts: map[string]*acc{}, joules: map[string]float64{}}
-				by[r.Type] = st
-				order = append(order, r.Type)
+	return c
+}
+
+// typeAcc accumulates one core type's (or the machine's) summary rows.
+type typeAcc struct {
+	row                      Row
+	avg, busy, bzy, tsc, ipc acc
+	watts                    map[string]*acc
+	joules                   map[string]float64
+}
+
+func (a *runAcc) addSummaries(smp *recording.Sample, c columns) {
+	dt := float64(smp.IntervalNs) / 1e9
+	for i := range smp.Summaries {
+		r := &smp.Summaries[i]
+		st := a.types[r.Type]
+		if st == nil {
+			st = &typeAcc{row: Row{Type: r.Type, CPUs: r.CPUs, CoreTmp: recording.NA(), PkgTmp: recording.NA()},
+				watts: map[string]*acc{}, joules: map[string]float64{}}
+			a.types[r.Type] = st
+			a.order = append(a.order, r.Type)
+		}
+		st.avg.add(r.Value(c.avg), dt)
+		st.busy.add(r.Value(c.busy), dt)
+		st.tsc.add(r.Value(c.tsc), dt)
+		if b := r.Value(c.busy); b.Valid() {
+			st.bzy.add(r.Value(c.bzy), float64(b)*dt)
+		}
+		if v := r.Value(c.avg); v.Valid() {
+			st.ipc.add(r.Value(c.ipc), float64(v)*dt)
+		}
+		st.row.CoreTmp = maxValue(st.row.CoreTmp, r.Value(c.ctmp))
+		st.row.PkgTmp = maxValue(st.row.PkgTmp, r.PackageValue(c.ptmp))
+		for k, d := range Domains() {
+			v := r.PackageValue(c.domains[k])
+			if !v.Valid() {
+				continue
 			}
-			st.avg.add(r.Value(avg), dt)
-			st.busy.add(r.Value(busy), dt)
-			st.tsc.add(r.Value(tsc), dt)
-			if b := r.Value(busy); b.Valid() {
-				st.bzy.add(r.Value(bzy), float64(b)*dt)
+			if st.watts[d] == nil {
+				st.watts[d] = &acc{}
 			}
-			if a := r.Value(avg); a.Valid() {
-				st.ipc.add(r.Value(ipc), float64(a)*dt)
-			}
-			st.row.CoreTmp = maxValue(st.row.CoreTmp, r.Value(ctmp))
-			st.row.PkgTmp = maxValue(st.row.PkgTmp, r.PackageValue(ptmp))
-			for _, d := range Domains() {
-				v := r.PackageValue(run.PackageColumn(d))
-				if !v.Valid() {
-					continue
-				}
-				if st.watts[d] == nil {
-					st.watts[d] = &acc{}
-				}
-				st.watts[d].add(v, dt)
-				st.joules[d] += float64(v) * dt
-			}
+			st.watts[d].add(v, dt)
+			st.joules[d] += float64(v) * dt
 		}
 	}
-	out := make([]Row, 0, len(order))
-	for _, t := range order {
-		st := by[t]
+}
+
+func (a *runAcc) rows() []Row {
+	out := make([]Row, 0, len(a.order))
+	for _, t := range a.order {
+		st := a.types[t]
 		r := st.row
 		r.AvgMHz, r.BusyPct, r.BzyMHz, r.TSCMHz, r.IPC = st.avg.mean(), st.busy.mean(), st.bzy.mean(), st.tsc.mean(), st.ipc.mean()
 		if len(st.watts) > 0 {
 			r.Watts, r.Joules = map[string]recording.Value{}, map[string]recording.Value{}
-			for d, a := range st.watts {
-				r.Watts[d] = a.mean()
+			for d, w := range st.watts {
+				r.Watts[d] = w.mean()
 				r.Joules[d] = recording.Value(st.joules[d])
 			}
 		}
@@ -254,88 +334,101 @@ func RegText(msr uint32, v uint64) string {
 	return ""
 }
 
-// traceWrites groups the writes by register, the kernel's apart from an
-// emulated machine's.
-func traceWrites(evs []recording.TraceEvent) []RegWrites {
-	type key struct {
-		msr      uint32
-		emulated bool
+// traceAcc counts a run's register writes by register, the kernel's
+// apart from an emulated machine's.
+type traceAcc struct {
+	n        int
+	emulated int // events an emulated machine's model made
+	by       map[traceKey]*RegWrites
+	counts   map[traceKey]map[uint64]int
+	writers  map[traceKey]map[writerKey]int
+}
+
+type traceKey struct {
+	msr      uint32
+	emulated bool
+}
+
+type writerKey struct {
+	pid  int
+	comm string
+}
+
+func (t *traceAcc) add(e recording.TraceEvent) {
+	t.n++
+	if e.Emulated {
+		t.emulated++
 	}
-	type writer struct {
-		pid  int
-		comm string
+	k := traceKey{e.MSR, e.Emulated}
+	w := t.by[k]
+	if w == nil {
+		w = &RegWrites{MSR: e.MSR, Name: RegName(e.MSR), Emulated: e.Emulated}
+		t.by[k] = w
+		t.counts[k] = map[uint64]int{}
+		t.writers[k] = map[writerKey]int{}
 	}
-	by := map[key]*RegWrites{}
-	counts := map[key]map[uint64]int{}
-	writers := map[key]map[writer]int{}
-	for _, e := range evs {
-		k := key{e.MSR, e.Emulated}
-		w := by[k]
-		if w == nil {
-			w = &RegWrites{MSR: e.MSR, Name: RegName(e.MSR), Emulated: e.Emulated}
-			by[k] = w
-			counts[k] = map[uint64]int{}
-			writers[k] = map[writer]int{}
-		}
-		w.Writes++
-		if e.Failed {
-			w.Failed++
-		}
-		if !w.CPUs.Contains(e.CPU) {
-			w.CPUs = append(w.CPUs, e.CPU)
-			slices.Sort(w.CPUs)
-		}
-		counts[k][e.Value]++
-		writers[k][writer{e.PID, e.Comm}]++
+	w.Writes++
+	if e.Failed {
+		w.Failed++
 	}
-	out := make([]RegWrites, 0, len(by))
-	for k, w := range by {
-		for v, n := range counts[k] {
+	if !w.CPUs.Contains(e.CPU) {
+		w.CPUs = append(w.CPUs, e.CPU)
+		slices.Sort(w.CPUs)
+	}
+	t.counts[k][e.Value]++
+	t.writers[k][writerKey{e.PID, e.Comm}]++
+}
+
+func (t *traceAcc) writes() []RegWrites {
+	out := make([]RegWrites, 0, len(t.by))
+	for k, w := range t.by {
+		w := *w
+		w.Values, w.Writers = nil, nil
+		for v, n := range t.counts[k] {
 			w.Values = append(w.Values, ValueCount{Raw: v, Count: n, Text: RegText(k.msr, v)})
 		}
 		slices.SortFunc(w.Values, func(a, b ValueCount) int {
 			return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Raw, b.Raw))
 		})
-		for p, n := range writers[k] {
+		for p, n := range t.writers[k] {
 			w.Writers = append(w.Writers, Writer{PID: p.pid, Comm: p.comm, Writes: n})
 		}
 		slices.SortFunc(w.Writers, func(a, b Writer) int {
 			return cmp.Or(cmp.Compare(b.Writes, a.Writes), cmp.Compare(a.PID, b.PID), cmp.Compare(a.Comm, b.Comm))
 		})
-		out = append(out, *w)
+		out = append(out, w)
 	}
 	slices.SortFunc(out, func(a, b RegWrites) int {
-		if a.Emulated != b.Emulated {
-			if a.Emulated {
-				return 1
-			}
-			return -1
-		}
-		return cmp.Compare(a.MSR, b.MSR)
+		return cmp.Or(cmp.Compare(b2i(a.Emulated), b2i(b.Emulated)), cmp.Compare(a.MSR, b.MSR))
 	})
 	return out
 }
 
-func sampledChanges(run *recording.Run) []RegChange {
-	type key struct {
-		cpu int
-		msr uint32
-	}
-	seq := map[key][]uint64{}
-	for _, smp := range run.Samples {
-		for _, c := range smp.CPUs {
-			for _, g := range c.Regs {
-				k := key{c.CPU, g.MSR}
-				if v := seq[k]; len(v) == 0 || v[len(v)-1] != g.Value {
-					seq[k] = append(v, g.Value)
-				}
+// regKey is one register of one CPU.
+type regKey struct {
+	cpu int
+	msr uint32
+}
+
+// addRegs notes each CPU register value that differs from the last one
+// seen.
+func (a *runAcc) addRegs(smp *recording.Sample) {
+	for i := range smp.CPUs {
+		c := &smp.CPUs[i]
+		for _, g := range c.Regs {
+			k := regKey{c.CPU, g.MSR}
+			if v := a.changes[k]; len(v) == 0 || v[len(v)-1] != g.Value {
+				a.changes[k] = append(v, g.Value)
 			}
 		}
 	}
+}
+
+func (a *runAcc) sampledChanges() []RegChange {
 	var out []RegChange
-	for k, v := range seq {
+	for k, v := range a.changes {
 		if len(v) > 1 {
-			out = append(out, RegChange{MSR: k.msr, Name: RegName(k.msr), CPU: k.cpu, Values: v})
+			out = append(out, RegChange{MSR: k.msr, Name: RegName(k.msr), CPU: k.cpu, Values: slices.Clone(v)})
 		}
 	}
 	slices.SortFunc(out, func(a, b RegChange) int { return cmp.Or(cmp.Compare(a.MSR, b.MSR), cmp.Compare(a.CPU, b.CPU)) })
