@@ -119,15 +119,23 @@ func TestEmptyCPUList(t *testing.T) {
 	}
 }
 
-// TestRecordBadSudoID: a SUDO_UID or SUDO_GID that is not a canonical id
-// in 0..4294967294 is a one-line usage error before anything runs.
-func TestRecordBadSudoID(t *testing.T) {
+// TestBadSudoID: a SUDO_UID or SUDO_GID that is not a canonical id in
+// 0..4294967294 is a one-line usage error before anything runs, in record
+// and trace (every command that runs CMD as the invoking user).
+func TestBadSudoID(t *testing.T) {
 	dir := t.TempDir()
 	mark := filepath.Join(dir, "ran")
-	for _, env := range [][2]string{
-		{"4294967295", "1000"}, {"1000", "4294967295"}, {"01000", "1000"}, {"1000", "+1000"}, {"", "1000"},
+	for _, env := range [][3]string{
+		{"record", "4294967295", "1000"}, {"record", "1000", "4294967295"}, {"record", "01000", "1000"},
+		{"record", "1000", "+1000"}, {"record", "", "1000"},
+		{"trace", "4294967295", "1000"}, {"trace", "1000", " 1000"},
 	} {
-		cmd := exec.Command(hwpprobeBin, "record", "-o", filepath.Join(dir, "x.rec"), "--", "touch", mark)
+		argv := []string{"record", "-o", filepath.Join(dir, "x.rec"), "--", "touch", mark}
+		if env[0] == "trace" {
+			argv = []string{"trace", "--msr", "0x6e0", "--", "touch", mark}
+		}
+		env := [2]string{env[1], env[2]}
+		cmd := exec.Command(hwpprobeBin, argv...)
 		cmd.Env = append(os.Environ(), "SUDO_UID="+env[0], "SUDO_GID="+env[1])
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr
