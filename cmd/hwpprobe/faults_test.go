@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/hwpprobe/hwpprobe/analysis/testexp"
 )
 
@@ -189,35 +187,35 @@ func TestExportOverInput(t *testing.T) {
 
 // TestRecordFullDisk: when the file system is full before the recording's
 // header is written, record fails before CMD runs and leaves no file (a
-// 0-byte one would need --force to retry).
+// 0-byte one would need --force to retry). The full file system is a
+// small tmpfs in a private mount namespace (unshare), so it vanishes with
+// the test whatever happens.
 func TestRecordFullDisk(t *testing.T) {
-	dir := t.TempDir()
-	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
-		t.Fatalf("mount tmpfs (tests run as root): %v: %s", err, out)
-	}
-	defer unix.Unmount(dir, unix.MNT_DETACH)
-	filler, err := os.Create(filepath.Join(dir, "filler"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for err == nil {
-		_, err = filler.Write(make([]byte, 4096))
-	}
-	filler.Close()
 	mark := filepath.Join(t.TempDir(), "ran")
-	out := filepath.Join(dir, "x.rec")
-	_, stderr, code := runBin(t, "record", "--no-trace", "-o", out, "--", "touch", mark)
-	if code != exitError || strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, "no space left on device") {
-		t.Errorf("exit %d, stderr %q; want 1 and one line saying the disk is full", code, stderr)
+	script := `set -e
+D="$3"
+mount -t tmpfs -o size=64k tmpfs "$D"
+dd if=/dev/zero of="$D/filler" bs=4k 2>/dev/null || true
+set +e
+"$1" record --no-trace -o "$D/x.rec" -- touch "$2"
+echo "status=$?"
+ls -A "$D"`
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, "unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh", hwpprobeBin, mark, t.TempDir())
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("unshare (tests run as root): %v\n%s", err, stderr.String())
+	}
+	if got := stdout.String(); got != "status=1\nfiller\n" {
+		t.Errorf("status and files left %q, want status 1 and only the filler", got)
+	}
+	if e := stderr.String(); strings.Count(e, "\n") != 1 || !strings.Contains(e, "no space left on device") {
+		t.Errorf("stderr %q: want one line saying the disk is full", e)
 	}
 	if _, err := os.Stat(mark); err == nil {
 		t.Error("CMD ran although the recording could not be started")
-	}
-	if names, _ := filepath.Glob(filepath.Join(dir, "*")); len(names) != 1 {
-		t.Errorf("left behind: %v", names)
-	}
-	if hidden, _ := filepath.Glob(filepath.Join(dir, ".*")); len(hidden) != 0 {
-		t.Errorf("left behind: %v", hidden)
 	}
 }
 
