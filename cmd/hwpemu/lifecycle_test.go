@@ -36,7 +36,8 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"run", "--busy=0.5", lifeMachine, "--", "true"}, 0, ""},
 		{[]string{"serve", lifeMachine, "/no/such/dir"}, exitUsage, "not an existing directory"},
 		{[]string{"serve", lifeMachine}, exitUsage, "accepts 2 arg(s)"},
-		{[]string{nsCmdName, lifeMachine, "true"}, exitUsage, "internal to `hwpemu run`"},
+		{[]string{nsCmdName, "--parent-mntns=x", lifeMachine, "true"}, exitUsage, "internal to `hwpemu run`"},
+		{[]string{graftCmdName, "true"}, exitUsage, "internal to `hwpemu run`"},
 		{[]string{"no-such-command"}, exitUsage, "unknown command"},
 	}
 	for _, tt := range tests {
@@ -162,8 +163,9 @@ func victim() {
 	if err := cmd.Start(); err != nil {
 		panic(err)
 	}
-	line, _ := bufio.NewReader(out).ReadString('\n')
-	fmt.Printf("%d %s", cmd.Process.Pid, line)
+	bufio.NewReader(out).ReadString('\n')
+	_, cmdPID := namespacePIDs(cmd.Process.Pid)
+	fmt.Printf("%d %d\n", cmd.Process.Pid, cmdPID)
 	time.Sleep(time.Hour)
 }
 
@@ -273,5 +275,142 @@ func TestCommandInheritsOnlyStdio(t *testing.T) {
 	}
 	if len(fds) != 4 {
 		t.Errorf("CMD has descriptors %v, want 0, 1, 2 and ls's own:\n%s", fds, out)
+	}
+}
+
+// TestSignalDuringStart sends SIGINT, SIGTERM and SIGKILL to `hwpemu run`
+// at every offset from 0 to 30 ms after it starts, every 0.5 ms, so that
+// some land in each step of the start-up (before the server exists, while
+// it mounts, while the grafter binds, as CMD starts, once CMD runs). Each
+// run must end within a bound, with 128+N as a shell reports it (or killed
+// by N), leaving no process, no mount and nothing in TMPDIR.
+func TestSignalDuringStart(t *testing.T) {
+	tmp := t.TempDir()
+	exe := filepath.Join(binDir, "hwpemu")
+	for i := 0; i <= 60; i++ {
+		offset := time.Duration(i) * 500 * time.Microsecond
+		for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGKILL} {
+			// A unique sleep, so that a survivor is found by its arguments.
+			marker := fmt.Sprintf("600.%d%02d", i+100, int(sig))
+			cmd := emuCmd("run", lifeMachine, "--", "sleep", marker)
+			cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(offset)
+			cmd.Process.Signal(sig)
+			what := fmt.Sprintf("%v %v after start", sig, offset)
+			if !endsAs(t, cmd, sig, what) {
+				return // one hang is enough: the rest would wait as long
+			}
+			for _, s := range []string{marker, exe} {
+				if p := waitNoProcess(s); len(p) > 0 {
+					t.Errorf("%s: processes survive:\n%s", what, strings.Join(p, "\n"))
+					killAll(p)
+				}
+			}
+			if l := leftovers(t, cmd.Process.Pid); len(l) > 0 {
+				t.Errorf("%s: mounts left:\n%s", what, strings.Join(l, "\n"))
+			}
+			if ents, _ := os.ReadDir(tmp); len(ents) > 0 {
+				t.Errorf("%s: left in TMPDIR: %v", what, ents)
+				for _, e := range ents {
+					os.Remove(filepath.Join(tmp, e.Name()))
+				}
+			}
+		}
+	}
+}
+
+// endsAs waits, within a bound, for cmd to end, and checks that it ended
+// as a shell reports signal sig: exit status 128+N, or killed by it. It
+// returns false when cmd did not end.
+func endsAs(t *testing.T, cmd *exec.Cmd, sig syscall.Signal, what string) bool {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		t.Errorf("%s: hwpemu has not ended after 20 s: %s", what, b)
+		cmd.Process.Kill()
+		return false
+	}
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !(ws.Signaled() && ws.Signal() == sig) && !(ws.Exited() && ws.ExitStatus() == 128+int(sig)) {
+		t.Errorf("%s: hwpemu ended with %v, want exit %d or killed by %v", what, cmd.ProcessState, 128+int(sig), sig)
+	}
+	return true
+}
+
+// orphanScript starts a process of CMD's own (a unique sleep in a new
+// session, as a daemon would be), waits until it runs, then says "ready"
+// and goes on with rest.
+func orphanScript(marker, rest string) string {
+	// The pattern is written so that grep's own command line does not match.
+	pattern := strings.Replace(marker, ".", "[.]", 1)
+	return fmt.Sprintf("setsid sleep %s </dev/null >/dev/null 2>&1 & "+
+		"until grep -qsxz %s /proc/[0-9]*/cmdline; do :; done; echo ready; %s", marker, pattern, rest)
+}
+
+// TestOrphansEndWithHwpemu: every process CMD starts ends with hwpemu,
+// whether CMD exits, hwpemu is killed or its server is (each SIGKILL).
+func TestOrphansEndWithHwpemu(t *testing.T) {
+	tests := []struct {
+		name string
+		rest string // what CMD does once its orphan runs
+		kill func(s *started) int
+		code int
+	}{
+		{"CMD exits", "read x; exit 3", nil, 3}, // once the test has seen the orphan
+		{"hwpemu killed", "sleep 600", func(s *started) int { return s.cmd.Process.Pid }, -1},
+		{"server killed", "sleep 600", func(s *started) int { return s.serverPID }, 128 + 9},
+	}
+	for i, tt := range tests {
+		marker := fmt.Sprintf("600.%d%d", os.Getpid(), i)
+		cmd := emuCmd("run", lifeMachine, "--", "sh", "-c", orphanScript(marker, tt.rest))
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		s := &started{cmd: cmd}
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		s.serverPID, s.cmdPID = namespacePIDs(cmd.Process.Pid)
+		if line != "ready\n" || len(processesMatching(marker)) != 1 {
+			cmd.Process.Kill()
+			t.Fatalf("%s: CMD said %q; its orphan: %q", tt.name, line, processesMatching(marker))
+		}
+		if tt.kill != nil {
+			if err := syscall.Kill(tt.kill(s), syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+		}
+		in.Close()
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case err := <-done:
+			if got := exitCode(err); got != tt.code {
+				t.Errorf("%s: hwpemu exit %d, want %d", tt.name, got, tt.code)
+			}
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			t.Errorf("%s: hwpemu has not ended", tt.name)
+		}
+		if p := waitNoProcess(marker); len(p) > 0 {
+			t.Errorf("%s: CMD's orphan survives:\n%s", tt.name, strings.Join(p, "\n"))
+			killAll(p)
+		}
+		if l := leftovers(t, cmd.Process.Pid); len(l) > 0 {
+			t.Errorf("%s: mounts left:\n%s", tt.name, strings.Join(l, "\n"))
+		}
 	}
 }

@@ -94,7 +94,7 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
-	root.AddCommand(newRunCmd(), newNamespaceCmd(), newServeCmd(), newListCmd())
+	root.AddCommand(newRunCmd(), newNamespaceCmd(), newGraftCmd(), newServeCmd(), newListCmd())
 	return root
 }
 

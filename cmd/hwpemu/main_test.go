@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -103,9 +105,10 @@ func keyValues(s string) map[string]string {
 // started is a `hwpemu run ... -- sh -c 'echo $$; exec sleep 600'` whose
 // command has printed its PID.
 type started struct {
-	cmd    *exec.Cmd
-	cmdPID int // the sleep inside the namespace
-	done   chan error
+	cmd       *exec.Cmd
+	serverPID int // hwpemu's server, PID 1 of the namespace
+	cmdPID    int // the sleep inside the namespace, as the test sees it
+	done      chan error
 }
 
 // startSleeper starts hwpemu run with a long sleep as CMD and waits until
@@ -122,33 +125,112 @@ func startSleeper(t *testing.T, machine string) *started {
 		t.Fatal(err)
 	}
 	s := &started{cmd: cmd, done: make(chan error, 1)}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if _, serr := fmt.Sscan(line, &s.cmdPID); err != nil || serr != nil {
-		cmd.Process.Kill()
-		t.Fatalf("reading CMD's pid: %q %v %v", line, err, serr)
-	}
-	go func() { s.done <- cmd.Wait() }()
 	t.Cleanup(func() {
 		syscall.Kill(s.cmdPID, syscall.SIGKILL)
 		cmd.Process.Kill()
 	})
+	if line, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+		cmd.Process.Kill()
+		t.Fatalf("reading CMD's pid: %q %v", line, err)
+	}
+	go func() { s.done <- cmd.Wait() }()
+	s.serverPID, s.cmdPID = namespacePIDs(cmd.Process.Pid)
+	if s.cmdPID == 0 {
+		t.Fatalf("no server and command below hwpemu %d", cmd.Process.Pid)
+	}
 	return s
+}
+
+// namespacePIDs returns, as this process sees them, the PIDs of the
+// server `hwpemu run` (pid) started and of the server's child, CMD; 0
+// when there is none. (CMD's own $$ is its PID in the namespace.)
+func namespacePIDs(pid int) (server, cmd int) {
+	if c := childrenOf(pid); len(c) == 1 {
+		server = c[0]
+		if c := childrenOf(server); len(c) == 1 {
+			cmd = c[0]
+		}
+	}
+	return server, cmd
+}
+
+// childrenOf lists the processes whose parent is pid.
+func childrenOf(pid int) []int {
+	var kids []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, p := range stats {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		// The parent is the second field after the command name.
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			k, _ := strconv.Atoi(strings.Split(p, "/")[2])
+			kids = append(kids, k)
+		}
+	}
+	return kids
+}
+
+// processesMatching lists the live processes (not zombies) one of whose
+// arguments is s, or whose executable is s, as "/proc/PID: ARGS".
+func processesMatching(s string) []string {
+	var found []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, _ := os.ReadFile(d + "/cmdline")
+		args := strings.Split(strings.TrimSuffix(string(b), "\x00"), "\x00")
+		if exe, _ := os.Readlink(d + "/exe"); (exe == s || slices.Contains(args, s)) && !dead(d) {
+			found = append(found, d+": "+strings.Join(args, " "))
+		}
+	}
+	return found
+}
+
+// killAll kills (SIGKILL) the processes processesMatching listed.
+func killAll(procs []string) {
+	for _, p := range procs {
+		if pid, err := strconv.Atoi(strings.TrimPrefix(strings.SplitN(p, ":", 2)[0], "/proc/")); err == nil {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// waitNoProcess waits, within a generous bound, until no process matches
+// s (processesMatching), and returns those still there.
+func waitNoProcess(s string) []string {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		p := processesMatching(s)
+		if len(p) == 0 || time.Now().After(deadline) {
+			return p
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // gone waits until pid has exited (or is a zombie), giving up after a
 // generous bound: the kernel delivers death signals asynchronously.
 func gone(pid int) bool {
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			return true
-		}
-		// The state follows the command name in parentheses.
-		if f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:])); len(f) > 0 && f[0] == "Z" {
+		if dead(fmt.Sprintf("/proc/%d", pid)) {
 			return true
 		}
 	}
 	return false
+}
+
+// dead tells whether the process of the /proc directory dir has ended
+// (its directory is gone or it is a zombie).
+func dead(dir string) bool {
+	b, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return true
+	}
+	// The state follows the command name in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	return len(f) > 0 && f[0] == "Z"
 }
 
 // leftovers lists every process whose mount namespace still holds a

@@ -3,8 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -12,32 +10,41 @@ import (
 	"strconv"
 	"syscall"
 
-	"github.com/hwpprobe/hwpprobe/workload"
-
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
-	"github.com/hwpprobe/hwpprobe/emu"
-	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/workload"
 )
 
-// nsCmdName is the hidden subcommand `run` re-executes itself as, once it
-// has a private mount namespace.
-const nsCmdName = "__run-in-namespace"
+// `hwpemu run` is three processes, so that no process both serves the
+// FUSE tree and uses it (a FUSE server that waits on its own mount, as in
+// a close(2) of one of its files while it is being killed, never wakes up):
+//
+//   - hwpemu run itself, outside every namespace: it starts the server and
+//     passes signals on; it never mounts anything.
+//   - the server (nsCmdName), PID 1 of a new PID and mount namespace: it
+//     serves the tree and never looks at it. When it exits, the kernel
+//     kills every process of its PID namespace, and the mount namespace,
+//     the only place the mounts ever were, goes with them.
+//   - the grafter (graftCmdName), the server's child: it binds the tree
+//     over the real paths, then executes CMD in its place.
+const (
+	nsCmdName    = "__run-in-namespace"
+	graftCmdName = "__graft"
+)
 
 func newRunCmd() *cobra.Command {
 	var mf machineFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags] MACHINE [--] CMD [ARG...]",
 		Short: "Run CMD where the emulated machine's files are at the real paths",
-		Long: `run starts CMD in a private mount namespace in which /dev/cpu,
+		Long: `run starts CMD in a private mount and PID namespace in which /dev/cpu,
 /sys/devices/system/cpu, /sys/devices/cpu_core, /sys/devices/cpu_atom,
 /sys/class/powercap, /proc/cpuinfo and /proc/stat are the emulated machine's,
-so unchanged programs read them. Nothing outside the namespace changes. hwpemu
+so unchanged programs read them. Nothing outside the namespaces changes. hwpemu
 serves the files while CMD runs and exits with CMD's status (128+N when CMD
 was killed by signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
-CMD. Needs root (CAP_SYS_ADMIN).`,
+CMD. Every process CMD starts ends with it. Needs root (CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
   sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(2)),
@@ -52,7 +59,7 @@ CMD. Needs root (CAP_SYS_ADMIN).`,
 			if _, err := exec.LookPath(args[1]); err != nil {
 				return cli.ExitCodeError{Code: exitNotFound, Err: err}
 			}
-			return enterNamespace(mf, args)
+			return superviseRun(mf, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
@@ -69,191 +76,102 @@ func dropDash(args []string) []string {
 	return args
 }
 
-// enterNamespace moves this thread into a new mount namespace, makes every
-// mount in it private (nothing done there propagates back) and re-executes
-// hwpemu there as nsCmdName. Go cannot move a whole multi-threaded process
-// into a namespace, but execve keeps only the calling thread, and with it
-// the namespace: the process that results is entirely inside, with the same
-// PID, so signals sent to `hwpemu run` reach the server.
-func enterNamespace(mf machineFlags, args []string) error {
+// termSignals are the signals hwpemu passes on to CMD.
+var termSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// superviseRun starts the server in new mount and PID namespaces and
+// waits for it, passing signals on. The server tells it, on a pipe, when
+// it is ready for them: a signal before that ends the server (SIGKILL)
+// and hwpemu with 128+N. The same pipe tells the server whether hwpemu is
+// still alive when it sets its death signal (see serveNamespace).
+func superviseRun(mf machineFlags, args []string) error {
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, termSignals...)
 	parent, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
 		return fmt.Errorf("read own mount namespace: %w", err)
 	}
-	runtime.LockOSThread() // never unlocked: this thread execs or the process exits
-	if err := unix.Unshare(unix.CLONE_NEWNS); err != nil {
-		if errors.Is(err, unix.EPERM) {
-			return fmt.Errorf("a private mount namespace needs root (CAP_SYS_ADMIN): %w", err)
-		}
-		return fmt.Errorf("unshare mount namespace: %w", err)
-	}
-	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
-		return fmt.Errorf("make mounts private: %w", err)
-	}
-	argv := []string{os.Args[0], nsCmdName, "--parent-mntns=" + parent,
-		"--energy-start=" + strconv.FormatFloat(mf.energyStart, 'g', -1, 64),
-	}
-	if mf.busy != nil {
-		argv = append(argv, "--busy="+mf.busy.String())
-	}
-	if mf.debug {
-		argv = append(argv, "--debug")
-	}
-	argv = append(append(argv, "--"), args...)
-	err = unix.Exec("/proc/self/exe", argv, os.Environ())
-	return fmt.Errorf("re-execute in the mount namespace: %w", err)
-}
-
-func newNamespaceCmd() *cobra.Command {
-	var (
-		mf     machineFlags
-		parent string
-	)
-	cmd := &cobra.Command{
-		Use:    nsCmdName + " MACHINE CMD [ARG...]",
-		Hidden: true,
-		Args:   cli.ArgsUsage(cobra.MinimumNArgs(2)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return runInNamespace(cmd.ErrOrStderr(), mf, parent, args)
-		},
-	}
-	cmd.Flags().SetInterspersed(false)
-	cmd.Flags().StringVar(&parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
-	mf.register(cmd)
-	return cmd
-}
-
-// runInNamespace serves the machine, grafts it over the real paths and
-// runs CMD; it refuses to run outside the namespace enterNamespace made,
-// where its mounts would cover the real system's files.
-func runInNamespace(stderr io.Writer, mf machineFlags, parent string, args []string) error {
-	cur, err := os.Readlink("/proc/self/ns/mnt")
-	if err != nil {
-		return fmt.Errorf("read own mount namespace: %w", err)
-	}
-	if parent == "" || cur == parent {
-		return cli.Usagef("%s is internal to `hwpemu run`: it runs only in the private namespace run makes", nsCmdName)
-	}
-	// The emulated CPUs follow the host's load, read from the host's
-	// /proc/stat. Once grafted, that path shows the emulated file served
-	// by this very process (a read would wait on itself), so keep the
-	// real one open and read it through its descriptor: /proc/self/fd/N
-	// leads to the open file itself, not to what is mounted over its path.
-	hostStat, err := os.Open("/proc/stat")
+	readyR, readyW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
-	defer hostStat.Close()
-	m, err := mf.load(args[0], emu.WithLoad(&emu.HostLoad{Path: fmt.Sprintf("/proc/self/fd/%d", hostStat.Fd())}))
+	defer readyR.Close() // only now: the server's liveness check needs it open
+	argv := append([]string{nsCmdName, "--parent-mntns=" + parent, "--run-pid=" + strconv.Itoa(os.Getpid())}, mf.args()...)
+	srv := exec.Command("/proc/self/exe", append(append(argv, "--"), args...)...)
+	srv.Stdin, srv.Stdout, srv.Stderr = os.Stdin, os.Stdout, os.Stderr
+	srv.ExtraFiles = []*os.File{readyW}
+	srv.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID}
+	// The server's death signal follows the thread that forks it: keep
+	// that thread for this goroutine, which lives as long as the process.
+	runtime.LockOSThread()
+	err = srv.Start()
+	readyW.Close()
+	if errors.Is(err, syscall.EPERM) {
+		return fmt.Errorf("a private mount and PID namespace needs root (CAP_SYS_ADMIN): %w", err)
+	}
 	if err != nil {
-		return err
+		return fmt.Errorf("start the server: %w", err)
 	}
-	tree := m.Tree()
-	stage, err := os.MkdirTemp("", "hwpemu-")
-	if err != nil {
-		return err
-	}
-	_, err = fusefs.Mount(stage, tree, fusefs.Options{Name: mountName(m.Name()), Debug: mf.debug})
-	if err != nil {
-		os.Remove(stage)
-		return err
-	}
-	mounts, gerr := fusefs.Graft(stage, "/", tree)
-	// The grafts hold the FUSE superblock; the staging mount is not needed.
-	if err := unix.Unmount(stage, unix.MNT_DETACH); err != nil && gerr == nil {
-		gerr = fmt.Errorf("unmount %s: %w", stage, err)
-	}
-	os.Remove(stage)
-	if gerr != nil {
-		unmountAll(mounts)
-		return gerr
-	}
-	banner(stderr, m)
-	code, err := runChild(args[1:])
-	unmountAll(mounts)
-	if err != nil {
-		return cli.ExitCodeError{Code: code, Err: err}
-	}
-	if code != 0 {
-		return cli.ExitCodeError{Code: code}
-	}
-	return nil
-}
-
-// mountName is the mount source mountinfo shows: the machine and the
-// serving process, so a leftover mount can be traced to its server.
-func mountName(machine string) string {
-	return fmt.Sprintf("hwpemu-%s-%d", machine, os.Getpid())
-}
-
-// unmountAll detaches mounts, innermost first. The namespace disappears
-// with its last process anyway; this ends the FUSE connection sooner.
-func unmountAll(mounts []string) {
-	for i := len(mounts) - 1; i >= 0; i-- {
-		_ = unix.Unmount(mounts[i], unix.MNT_DETACH)
-	}
-}
-
-// runChild runs argv with the standard streams, passes on termination
-// signals, and returns its exit status as a shell reports it. CMD gets
-// SIGKILL if hwpemu dies first (PR_SET_PDEATHSIG), so no process is left
-// reading files nobody serves.
-func runChild(argv []string) (int, error) {
-	c := exec.Command(argv[0], argv[1:]...)
-	c.Stdin, c.Stdout, c.Stderr = os.Stdin, os.Stdout, os.Stderr
-	c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	sigs := make(chan os.Signal, 4)
-	// Not stopped: the process ends soon after CMD, and until then a
-	// signal for CMD must not kill hwpemu first. (The death signal follows
-	// the thread that forked CMD; the Go runtime ends threads only when a
-	// goroutine locked to one exits, which hwpemu never does.)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	if err := closeOnExec(); err != nil {
-		return exitError, err
-	}
-	if err := c.Start(); err != nil {
-		if errors.Is(err, fs.ErrPermission) {
-			return exitNotExec, err
-		}
-		return exitNotFound, err
-	}
-	done := make(chan struct{})
+	ready := make(chan struct{})
 	go func() {
-		for {
-			select {
-			case s := <-sigs:
-				_ = c.Process.Signal(s)
-			case <-done:
-				return
-			}
+		if n, _ := readyR.Read(make([]byte, 1)); n == 1 {
+			close(ready)
 		}
 	}()
-	err := c.Wait()
-	close(done)
-	if ws, ok := c.ProcessState.Sys().(syscall.WaitStatus); ok {
-		return workload.ShellStatus(ws), nil
-	}
-	return exitError, err
+	done := make(chan struct{})
+	go func() { srv.Wait(); close(done) }()
+	return exitStatus(forward(srv.Process.Pid, sigs, ready, done), srv.ProcessState)
 }
 
-// closeOnExec marks every descriptor above stderr close-on-exec, so CMD
-// inherits only its standard streams, as sudo's closefrom does: nothing
-// of hwpemu's (fusefs already keeps /dev/fuse from children) nor what its
-// own caller leaked to it.
-func closeOnExec() error {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return fmt.Errorf("list open descriptors: %w", err)
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil || fd <= 2 {
+// forward passes the signals arriving on sigs to pid once ready is
+// closed, until done is closed (pid has ended). A signal before ready
+// kills pid with SIGKILL and is returned once pid has ended: the caller
+// exits 128+N.
+func forward(pid int, sigs <-chan os.Signal, ready, done <-chan struct{}) syscall.Signal {
+	for {
+		select {
+		case <-done:
+			return 0
+		case <-ready:
+			ready = nil
 			continue
-		}
-		// The descriptor ReadDir used is closed by now: EBADF is expected.
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil && !errors.Is(err, unix.EBADF) {
-			return fmt.Errorf("set close-on-exec on descriptor %d: %w", fd, err)
+		case s := <-sigs:
+			sig, _ := s.(syscall.Signal)
+			if ready != nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+				<-done
+				return sig
+			}
+			_ = syscall.Kill(pid, sig)
 		}
 	}
-	return nil
+}
+
+// exitStatus is hwpemu's exit for a child that ended with st, or for a
+// signal early that ended it: the shell's $? in an ExitCodeError, nil for
+// 0.
+func exitStatus(early syscall.Signal, st *os.ProcessState) error {
+	code := exitError
+	switch ws, ok := st.Sys().(syscall.WaitStatus); {
+	case early != 0:
+		code = 128 + int(early)
+	case ok:
+		code = workload.ShellStatus(ws)
+	}
+	if code == 0 {
+		return nil
+	}
+	return cli.ExitCodeError{Code: code}
+}
+
+// args returns the flags as they are given again to the server.
+func (f *machineFlags) args() []string {
+	a := []string{"--energy-start=" + strconv.FormatFloat(f.energyStart, 'g', -1, 64)}
+	if f.busy != nil {
+		a = append(a, "--busy="+f.busy.String())
+	}
+	if f.debug {
+		a = append(a, "--debug")
+	}
+	return a
 }

@@ -38,7 +38,7 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 			sigs := make(chan os.Signal, 1)
 			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer signal.Stop(sigs)
-			srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: mountName(m.Name()), Debug: mf.debug})
+			srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: mountName(m.Name(), os.Getpid()), Debug: mf.debug})
 			if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
 				return fmt.Errorf("mounting needs root (CAP_SYS_ADMIN): %w", err)
 			}

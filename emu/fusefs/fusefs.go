@@ -56,18 +56,31 @@ type Options struct {
 	Debug bool
 }
 
-// Server is a mounted tree.
+// Server serves a tree through one FUSE connection.
 type Server struct {
 	srv *fuse.Server
-	dir string
+	mnt *os.File // the detached mount New made; nil once attached
+	dir string   // where Mount attached it; "" for New
 }
 
-// Mount serves root at the existing directory dir until Unmount. The
-// caller needs CAP_SYS_ADMIN: the mount is made with mount(2) directly,
-// with allow_other (other users in the mount namespace, such as a
-// workload run as SUDO_UID, can read) and default_permissions (the kernel
-// checks the mode bits: the msr devices are 0600 root).
-func Mount(dir string, root *vfs.Dir, opt Options) (*Server, error) {
+// New makes a FUSE file system serving root and serves it, without
+// attaching it anywhere: MountFD is its mount, detached (fsmount(2)), for
+// another process to attach with move_mount(2) (Graft does). The caller
+// needs CAP_SYS_ADMIN. The file system uses allow_other (other users in
+// the mount namespace, such as a workload run as SUDO_UID, can read) and
+// default_permissions (the kernel checks the mode bits: the msr devices are
+// 0600 root); its type is fuse.hwpemu.
+//
+// A server must never look up, open or close a file of its own mount: a
+// close(2) on FUSE waits for the server's answer to FLUSH without any
+// timeout, so a server that is being killed while it closes one of its own
+// files waits for itself for ever, in uninterruptible sleep, holding the
+// connection (go-fuse's fs.Mount does exactly that once, in WaitMount's
+// poll hack). New touches no path of the tree; programs that read it must
+// be other processes. Its /dev/fuse descriptor is close-on-exec, so no
+// program the caller starts holds the connection: when the server dies,
+// the connection ends and every reader gets ENOTCONN.
+func New(root *vfs.Dir, opt Options) (*Server, error) {
 	if root == nil {
 		return nil, errors.New("fusefs: nil tree")
 	}
@@ -75,75 +88,117 @@ func Mount(dir string, root *vfs.Dir, opt Options) (*Server, error) {
 	if name == "" {
 		name = "hwpemu"
 	}
+	dev, err := unix.Open("/dev/fuse", unix.O_RDWR|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: open /dev/fuse: %w", err)
+	}
+	mnt, err := newMount(dev, name)
+	if err != nil {
+		unix.Close(dev)
+		return nil, err
+	}
 	zero := time.Duration(0)
 	t := &tree{inos: map[vfs.Node]uint64{}, next: 2}
 	opts := &fs.Options{
 		MountOptions: fuse.MountOptions{
-			AllowOther:        true,
-			Options:           []string{"default_permissions"},
-			FsName:            name,
-			Name:              "hwpemu",
-			DirectMountStrict: true,
-			Debug:             opt.Debug,
-			MaxReadAhead:      0,
+			FsName:       name,
+			Name:         "hwpemu",
+			Debug:        opt.Debug,
+			MaxReadAhead: 0,
 		},
 		EntryTimeout:    &zero,
 		AttrTimeout:     &zero,
 		NegativeTimeout: &zero,
 		RootStableAttr:  &fs.StableAttr{Ino: 1},
 	}
-	srv, err := fs.Mount(dir, &dirNode{t: t, d: root}, opts)
+	// "/dev/fd/N" tells go-fuse the connection is already mounted: it
+	// serves descriptor N and, unlike fs.Mount, never opens the mount.
+	srv, err := fuse.NewServer(fs.NewNodeFS(&dirNode{t: t, d: root}, opts), "/dev/fd/"+strconv.Itoa(dev), &opts.MountOptions)
+	if err != nil { // NewServer has closed dev
+		mnt.Close()
+		return nil, fmt.Errorf("fusefs: serve: %w", err)
+	}
+	go srv.Serve()
+	return &Server{srv: srv, mnt: mnt}, nil
+}
+
+// newMount creates the FUSE file system on the connection dev and returns
+// its mount, attached nowhere.
+func newMount(dev int, source string) (*os.File, error) {
+	fsfd, err := unix.Fsopen("fuse", unix.FSOPEN_CLOEXEC)
 	if err != nil {
+		return nil, fmt.Errorf("fusefs: fsopen fuse: %w", err)
+	}
+	defer unix.Close(fsfd)
+	for _, kv := range [][2]string{
+		{"source", source}, {"subtype", "hwpemu"}, {"fd", strconv.Itoa(dev)},
+		{"rootmode", "40000"}, {"user_id", strconv.Itoa(os.Geteuid())}, {"group_id", strconv.Itoa(os.Getegid())},
+	} {
+		if err := unix.FsconfigSetString(fsfd, kv[0], kv[1]); err != nil {
+			return nil, fmt.Errorf("fusefs: fuse option %s=%s: %w", kv[0], kv[1], err)
+		}
+	}
+	for _, f := range []string{"allow_other", "default_permissions"} {
+		if err := unix.FsconfigSetFlag(fsfd, f); err != nil {
+			return nil, fmt.Errorf("fusefs: fuse option %s: %w", f, err)
+		}
+	}
+	if err := unix.FsconfigCreate(fsfd); err != nil {
+		return nil, fmt.Errorf("fusefs: create the fuse file system: %w", err)
+	}
+	m, err := unix.Fsmount(fsfd, unix.FSMOUNT_CLOEXEC, unix.MOUNT_ATTR_NOSUID|unix.MOUNT_ATTR_NODEV)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: fsmount: %w", err)
+	}
+	return os.NewFile(uintptr(m), "fusefs mount"), nil
+}
+
+// Mount serves root at the existing directory dir until Unmount: New,
+// then the mount attached at dir. The calling process must not read the
+// tree itself (see New).
+func Mount(dir string, root *vfs.Dir, opt Options) (*Server, error) {
+	s, err := New(root, opt)
+	if err != nil {
+		return nil, err
+	}
+	err = unix.MoveMount(int(s.mnt.Fd()), "", unix.AT_FDCWD, dir, unix.MOVE_MOUNT_F_EMPTY_PATH)
+	s.mnt.Close()
+	s.mnt = nil
+	if err != nil {
+		// The detached mount is gone with its descriptor: the file
+		// system ends and the server with it.
 		return nil, fmt.Errorf("fusefs: mount at %s: %w", dir, err)
 	}
-	if err := closeFUSEOnExec(); err != nil {
-		srv.Unmount()
-		return nil, fmt.Errorf("fusefs: %w", err)
-	}
-	return &Server{srv: srv, dir: dir}, nil
+	s.dir = dir
+	return s, nil
 }
 
-// closeFUSEOnExec marks this process's /dev/fuse descriptors
-// close-on-exec. go-fuse opens /dev/fuse without O_CLOEXEC, so every
-// program the caller starts would hold the connection: after the server
-// is gone, that keeps the mount's readers waiting for ever.
-func closeFUSEOnExec() error {
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		return fmt.Errorf("list open descriptors: %w", err)
-	}
-	for _, e := range ents {
-		fd, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		if target, err := os.Readlink("/proc/self/fd/" + e.Name()); err != nil || target != "/dev/fuse" {
-			continue
-		}
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
-			return fmt.Errorf("set close-on-exec on /dev/fuse descriptor %d: %w", fd, err)
-		}
-	}
-	return nil
-}
+// MountFD returns the detached mount New made (nil for Mount's server).
+// The caller passes it to the process that attaches it, then closes it.
+func (s *Server) MountFD() *os.File { return s.mnt }
 
-// Dir returns the mount point.
+// Dir returns the mount point ("" for a server made by New).
 func (s *Server) Dir() string { return s.dir }
 
-// Unmount unmounts the tree and stops serving. If the file system is busy
-// it detaches it lazily (the mount disappears from the namespace now and
-// the server stops when the last open file is closed).
+// Unmount unmounts the tree Mount attached. If the file system is busy it
+// detaches it lazily (the mount disappears from the namespace now and the
+// file system ends when the last open file is closed). The server stops
+// when the file system ends.
 func (s *Server) Unmount() error {
-	if err := s.srv.Unmount(); err != nil {
-		if derr := syscall.Unmount(s.dir, syscall.MNT_DETACH); derr != nil {
+	if s.dir == "" {
+		return nil
+	}
+	if err := unix.Unmount(s.dir, 0); err != nil {
+		if derr := unix.Unmount(s.dir, unix.MNT_DETACH); derr != nil {
 			return fmt.Errorf("fusefs: unmount %s: %w (lazy unmount: %v)", s.dir, err, derr)
 		}
 	}
+	s.dir = ""
 	return nil
 }
 
-// Wait blocks until the server stops (after Unmount, or when the mount is
-// removed from outside).
+// Wait blocks until the server stops: when its file system ends (every
+// mount of it gone, by Unmount or from outside).
 func (s *Server) Wait() { s.srv.Wait() }
 
 // tree holds per-mount state: stable inode numbers for the tree's nodes,

@@ -5,16 +5,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
 )
@@ -71,7 +74,25 @@ func mountTest(t *testing.T, tree *vfs.Dir) string {
 			t.Error(err)
 		}
 	})
+	pollHack(t, dir)
 	return dir
+}
+
+// pollHack makes the kernel learn that the server has no poll operation
+// before this test process, which also serves the mount, opens a file of
+// it through package os: the Go runtime's epoll_ctl on such a file would
+// otherwise wait for a POLL answer while holding a P the server may need
+// (go-fuse's fs.Mount does the same in WaitMount; Mount leaves it to
+// readers because a server must never use its own mount, and only tests
+// do). It uses the syscall package, which bypasses the poller.
+func pollHack(t testing.TB, dir string) {
+	t.Helper()
+	fd, err := syscall.Open(filepath.Join(dir, ".go-fuse-epoll-hack"), syscall.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+	syscall.Close(fd)
 }
 
 func TestDeviceAnswersEachOffset(t *testing.T) {
@@ -301,6 +322,7 @@ func BenchmarkDevicePread(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer s.Unmount()
+	pollHack(b, dir)
 	f, err := os.Open(filepath.Join(dir, "msr"))
 	if err != nil {
 		b.Fatal(err)
@@ -339,8 +361,8 @@ func benchTree() *vfs.Dir {
 }
 
 // TestChildrenDoNotInheritFUSE: programs started after Mount must not hold
-// /dev/fuse (go-fuse opens it without O_CLOEXEC); one that did would keep
-// a dead server's connection, and readers of the mount would wait for ever.
+// /dev/fuse; one that did would keep a dead server's connection, and
+// readers of the mount would wait for ever.
 func TestChildrenDoNotInheritFUSE(t *testing.T) {
 	mountTest(t, testTree(t))
 	out, err := exec.Command("ls", "-l", "/proc/self/fd").CombinedOutput()
@@ -390,4 +412,48 @@ func TestResolveCallerGone(t *testing.T) {
 	if diff := cmp.Diff(vfs.Caller{PID: 123}, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
+}
+
+// TestMountMakesNoRequest: by the time Mount returns, the server has been
+// asked nothing but INIT. go-fuse's fs.Mount looks up, opens, polls and
+// closes a file of its own mount before returning; a server killed during
+// that close waits for itself in uninterruptible sleep.
+func TestMountMakesNoRequest(t *testing.T) {
+	logged := &syncBuffer{}
+	log.SetOutput(logged)
+	defer log.SetOutput(os.Stderr)
+	s, err := Mount(t.TempDir(), testTree(t), Options{Name: "hwpemu-norequest", Debug: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := logged.String() // read before anything else can reach the server
+	if err := s.Unmount(); err != nil {
+		t.Error(err)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "rx ") && !strings.Contains(l, "INIT") {
+			t.Errorf("request before any reader: %s", l)
+		}
+	}
+	if !strings.Contains(out, "INIT") {
+		t.Errorf("no INIT in the debug log, so the check above proves nothing:\n%s", out)
+	}
+}
+
+// syncBuffer is a strings.Builder safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
 }

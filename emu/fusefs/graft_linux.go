@@ -10,8 +10,6 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/hwpprobe/hwpprobe/emu/vfs"
 )
 
 // graftPoints are the real paths an emulated machine replaces, relative to
@@ -36,68 +34,122 @@ func GraftPoints() []string { return slices.Clone(graftPoints) }
 // that no graft point covers, so programs would not see it.
 var ErrOutsideGraft = errors.New("emulated file outside every graft point")
 
-// Graft places the emulated tree, mounted at mnt, over the real paths
-// GraftPoints names below root ("/" to run unchanged programs), with bind
-// mounts. It must run in a private mount namespace (unshare(CLONE_NEWNS)
-// and / made rprivate): the mounts it makes are meant to vanish with that
-// namespace. A graft point missing on the real system (/sys/class/powercap
-// on a machine without RAPL, /sys/devices/cpu_core on a non-hybrid one) is
-// created; where its parent is read-only (sysfs), the parent is first
-// replaced by a tmpfs that mirrors it, each original entry bind-mounted
-// back. A point present on the real system but not in the emulated tree is
-// hidden under an empty read-only tmpfs (or /dev/null for a file). It
-// returns the mount points it made, innermost last.
-func Graft(mnt, root string, tree *vfs.Dir) ([]string, error) {
-	if err := checkCovered(tree, ""); err != nil {
+// stageDir is where, below root, Graft attaches the tree while it binds
+// its parts: an existing directory, covered only while Graft runs.
+const stageDir = "tmp"
+
+// Graft places the emulated tree over the real paths GraftPoints names
+// below root ("/" to run unchanged programs), with bind mounts. mnt is the
+// tree's mount as New made it, attached nowhere; the caller must be a
+// process other than the server (Graft looks up files of the tree), in a
+// private mount namespace (unshare(CLONE_NEWNS) and / made rprivate): the
+// mounts it makes are meant to vanish with that namespace. Graft creates
+// nothing on any file system the namespace shares with others: while it
+// runs, the tree is attached over root/tmp (in the private namespace only);
+// a graft point missing on the real system (/sys/class/powercap on a
+// machine without RAPL, /sys/devices/cpu_core on a non-hybrid one, /dev/cpu
+// without the msr driver) is made on a tmpfs that replaces its parent and
+// mirrors it, each original entry bind-mounted back. A point present on the
+// real system but not in the emulated tree is hidden under an empty
+// read-only tmpfs (or /dev/null for a file). It returns the mount points it
+// made, innermost last.
+func Graft(mnt *os.File, root string) (mounts []string, err error) {
+	fd := int(mnt.Fd())
+	if err := checkCovered(fd, ""); err != nil {
 		return nil, err
 	}
-	g := &grafter{}
+	kinds := map[string]bool{} // graft points the tree has: is a directory
+	for _, p := range graftPoints {
+		var st unix.Stat_t
+		err := unix.Fstatat(fd, p, &st, unix.AT_SYMLINK_NOFOLLOW)
+		if errors.Is(err, unix.ENOENT) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("fusefs: emulated %s: %w", p, err)
+		}
+		kinds[p] = st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	g := &grafter{ours: map[string]bool{}}
 	// Create every missing point first, so that a parent mirrored on a
 	// tmpfs (which copies what is below it) is mirrored before anything
 	// is grafted under it.
 	for _, p := range graftPoints {
-		if n, ok := tree.Walk(p); ok {
-			_, isDir := n.(*vfs.Dir)
+		if isDir, ok := kinds[p]; ok {
 			if err := g.ensure(filepath.Join(root, p), isDir); err != nil {
 				return g.mounts, err
 			}
 		}
 	}
+	stage := filepath.Join(root, stageDir)
+	if err := unix.MoveMount(fd, "", unix.AT_FDCWD, stage, unix.MOVE_MOUNT_F_EMPTY_PATH); err != nil {
+		return g.mounts, fmt.Errorf("fusefs: attach the tree at %s: %w", stage, err)
+	}
+	defer func() {
+		if uerr := unix.Unmount(stage, unix.MNT_DETACH); uerr != nil && err == nil {
+			err = fmt.Errorf("fusefs: detach the tree from %s: %w", stage, uerr)
+		}
+	}()
 	for _, p := range graftPoints {
 		target := filepath.Join(root, p)
-		if _, ok := tree.Walk(p); !ok {
+		if _, ok := kinds[p]; !ok {
 			if err := g.hide(target); err != nil {
 				return g.mounts, err
 			}
 			continue
 		}
-		if err := g.mount(filepath.Join(mnt, p), target, "", unix.MS_BIND, ""); err != nil {
+		if err := g.mount(filepath.Join(stage, p), target, "", unix.MS_BIND, ""); err != nil {
 			return g.mounts, err
 		}
 	}
 	return g.mounts, nil
 }
 
-// checkCovered reports tree entries below dir that no graft point covers.
-func checkCovered(d *vfs.Dir, dir string) error {
-	for _, name := range d.Names() {
-		p := strings.TrimPrefix(dir+"/"+name, "/")
+// checkCovered reports entries of the tree mounted at mnt, below dir, that
+// no graft point covers.
+func checkCovered(mnt int, dir string) error {
+	ents, err := readDirAt(mnt, dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		p := strings.TrimPrefix(dir+"/"+e.Name(), "/")
 		if slices.Contains(graftPoints, p) {
 			continue
 		}
-		n, _ := d.Lookup(name)
-		sub, isDir := n.(*vfs.Dir)
-		if !isDir || !slices.ContainsFunc(graftPoints, func(g string) bool { return strings.HasPrefix(g, p+"/") }) {
+		if !e.IsDir() || !slices.ContainsFunc(graftPoints, func(g string) bool { return strings.HasPrefix(g, p+"/") }) {
 			return fmt.Errorf("fusefs: %s: %w", p, ErrOutsideGraft)
 		}
-		if err := checkCovered(sub, p); err != nil {
+		if err := checkCovered(mnt, p); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-type grafter struct{ mounts []string }
+// readDirAt lists the directory dir below the directory descriptor at.
+func readDirAt(at int, dir string) ([]fs.DirEntry, error) {
+	if dir == "" {
+		dir = "."
+	}
+	fd, err := unix.Openat(at, dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: open emulated %s: %w", dir, err)
+	}
+	f := os.NewFile(uintptr(fd), dir)
+	defer f.Close()
+	ents, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("fusefs: list emulated %s: %w", dir, err)
+	}
+	return ents, nil
+}
+
+// grafter makes the mounts of one Graft.
+type grafter struct {
+	mounts []string
+	ours   map[string]bool // directories on a tmpfs Graft mounted
+}
 
 func (g *grafter) mount(src, target, fstype string, flags uintptr, data string) error {
 	if err := unix.Mount(src, target, fstype, flags, data); err != nil {
@@ -122,7 +174,10 @@ func (g *grafter) hide(target string) error {
 	}
 }
 
-// ensure makes target exist as a directory or a file.
+// ensure makes target exist as a directory or a file. A missing target is
+// made only on a tmpfs Graft mounted: its parent is first replaced by a
+// mirror, so nothing is ever created on a real file system (devtmpfs, for
+// one, is shared by every mount namespace).
 func (g *grafter) ensure(target string, isDir bool) error {
 	fi, err := os.Stat(target)
 	if err == nil {
@@ -135,19 +190,22 @@ func (g *grafter) ensure(target string, isDir bool) error {
 		return fmt.Errorf("fusefs: %w", err)
 	}
 	parent := filepath.Dir(target)
+	if parent == target || parent == "/" {
+		return fmt.Errorf("fusefs: %s is missing and its parent cannot be mirrored", target)
+	}
 	if err := g.ensure(parent, true); err != nil {
 		return err
 	}
-	if err := create(target, isDir); err == nil {
-		return nil
-	}
-	// The parent cannot hold new entries (sysfs, procfs): mirror it on a
-	// tmpfs, then create.
-	if err := g.mirror(parent); err != nil {
-		return err
+	if !g.ours[parent] {
+		if err := g.mirror(parent); err != nil {
+			return err
+		}
 	}
 	if err := create(target, isDir); err != nil {
 		return fmt.Errorf("fusefs: create %s on the mirror: %w", target, err)
+	}
+	if isDir {
+		g.ours[target] = true
 	}
 	return nil
 }
@@ -164,30 +222,26 @@ func create(p string, isDir bool) error {
 }
 
 // mirror replaces dir by a tmpfs holding the same entries: directories and
-// files bind-mounted from the original, symbolic links copied.
-func (g *grafter) mirror(dir string) (err error) {
-	stage, err := os.MkdirTemp("", "hwpemu-mirror-")
+// files bind-mounted from the original, symbolic links copied. The
+// original stays reachable, under the tmpfs, through a descriptor opened
+// before (/proc/self/fd/N leads to it), so no staging directory is needed.
+func (g *grafter) mirror(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("fusefs: %w", err)
 	}
-	defer func() {
-		if uerr := unix.Unmount(stage, unix.MNT_DETACH); uerr != nil && err == nil {
-			err = fmt.Errorf("fusefs: unmount %s: %w", stage, uerr)
-		}
-		os.Remove(stage)
-	}()
-	if err := unix.Mount(dir, stage, "", unix.MS_BIND|unix.MS_REC, ""); err != nil {
-		return fmt.Errorf("fusefs: bind %s for mirroring: %w", dir, err)
-	}
-	entries, err := os.ReadDir(stage)
+	defer d.Close()
+	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return fmt.Errorf("fusefs: %w", err)
 	}
 	if err := g.mount("hwpemu", dir, "tmpfs", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, "mode=755"); err != nil {
 		return err
 	}
+	g.ours[dir] = true
+	orig := fmt.Sprintf("/proc/self/fd/%d", d.Fd())
 	for _, e := range entries {
-		src, dst := filepath.Join(stage, e.Name()), filepath.Join(dir, e.Name())
+		src, dst := filepath.Join(orig, e.Name()), filepath.Join(dir, e.Name())
 		switch {
 		case e.Type()&fs.ModeSymlink != 0:
 			t, err := os.Readlink(src)

@@ -25,7 +25,11 @@ const graftChildEnv = "FUSEFS_GRAFT_CHILD"
 
 func TestMain(m *testing.M) {
 	if sc := os.Getenv(graftChildEnv); sc != "" {
-		if err := graftChild(sc); err != nil {
+		run := graftChild
+		if sc == graftReader {
+			run = func(string) error { return readGraft() }
+		}
+		if err := run(sc); err != nil {
 			fmt.Fprintln(os.Stderr, "graft child:", err)
 			os.Exit(1)
 		}
@@ -101,23 +105,31 @@ func see() view {
 	return v
 }
 
+// graftChild serves the scenario's tree, as hwpemu's server does, and
+// starts the test binary again as graftReader with the tree's mount: the
+// server never reads its own mount.
 func graftChild(sc string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return err
 	}
-	stage, err := os.MkdirTemp("", "fusefs-graft-")
+	s, err := New(scenarioTree(sc), Options{Name: "hwpemu-graft-test"})
 	if err != nil {
 		return err
 	}
-	defer os.Remove(stage)
-	tree := scenarioTree(sc)
-	if _, err := Mount(stage, tree, Options{Name: "hwpemu-graft-test"}); err != nil {
-		return err
-	}
-	if _, err := Graft(stage, "/", tree); err != nil {
-		return err
-	}
-	if err := unix.Unmount(stage, unix.MNT_DETACH); err != nil {
+	r := exec.Command(os.Args[0], "-test.run=^$")
+	r.Env = append(os.Environ(), graftChildEnv+"="+graftReader)
+	r.ExtraFiles = []*os.File{s.MountFD()}
+	r.Stdout, r.Stderr = os.Stdout, os.Stderr
+	r.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return r.Run()
+}
+
+// graftReader is graftChild's child: it grafts the tree it was given as
+// descriptor 3 and prints what it sees.
+const graftReader = "reader"
+
+func readGraft() error {
+	if _, err := Graft(os.NewFile(3, "tree"), "/"); err != nil {
 		return err
 	}
 	return json.NewEncoder(os.Stdout).Encode(see())
@@ -195,7 +207,12 @@ func TestGraft(t *testing.T) {
 func TestGraftRefusesUncoveredFiles(t *testing.T) {
 	tree := vfs.NewDir()
 	tree.Put("sys/kernel/debug/x", vfs.Const("1"))
-	if _, err := Graft(t.TempDir(), t.TempDir(), tree); !errors.Is(err, ErrOutsideGraft) {
+	s, err := New(tree, Options{Name: "hwpemu-uncovered"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.MountFD().Close()
+	if _, err := Graft(s.MountFD(), t.TempDir()); !errors.Is(err, ErrOutsideGraft) {
 		t.Errorf("Graft of sys/kernel/debug/x: %v, want ErrOutsideGraft", err)
 	}
 }

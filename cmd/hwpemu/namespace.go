@@ -1,0 +1,198 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/workload"
+)
+
+// nsFlags are what `hwpemu run` tells the server about itself.
+type nsFlags struct {
+	parent string // mount namespace of hwpemu run
+	runPID int    // PID of hwpemu run, in the mount's name
+}
+
+func newNamespaceCmd() *cobra.Command {
+	var (
+		mf machineFlags
+		ns nsFlags
+	)
+	cmd := &cobra.Command{
+		Use:    nsCmdName + " MACHINE CMD [ARG...]",
+		Hidden: true,
+		Args:   cli.ArgsUsage(cobra.MinimumNArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return serveNamespace(mf, ns, args)
+		},
+	}
+	cmd.Flags().SetInterspersed(false)
+	cmd.Flags().StringVar(&ns.parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
+	cmd.Flags().IntVar(&ns.runPID, "run-pid", 0, "PID of `hwpemu run`")
+	mf.register(cmd)
+	return cmd
+}
+
+// checkInside refuses to run outside the namespaces `hwpemu run` makes,
+// where the mounts would cover the real system's files: the mount
+// namespace must differ from parent, and the server must be PID 1 of its
+// PID namespace.
+func checkInside(parent string, pid1 bool) error {
+	cur, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		return fmt.Errorf("read own mount namespace: %w", err)
+	}
+	if parent == "" || cur == parent || (pid1 && os.Getpid() != 1) {
+		return cli.Usagef("internal to `hwpemu run`: it runs only in the private namespaces run makes")
+	}
+	return nil
+}
+
+// serveNamespace is the server: PID 1 of the namespaces `hwpemu run`
+// made. It serves the machine, starts the grafter, which becomes CMD, and
+// exits with CMD's status, passing signals on. It never reads the tree it
+// serves.
+func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
+	if err := checkInside(ns.parent, true); err != nil {
+		return err
+	}
+	// PID 1 gets no signal it has no handler for: catch them at once.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, termSignals...)
+	if err := tieToRun(); err != nil {
+		return err
+	}
+	s, err := startServer(mf, ns, args[0])
+	if err != nil {
+		return err
+	}
+	defer s.hostStat.Close() // read through /proc/self/fd until the end
+	return runGrafter(s.srv.MountFD(), s.machine, ns.parent, args[1:], sigs)
+}
+
+// tieToRun makes the server die with `hwpemu run` (SIGKILL; a PID 1
+// that dies takes its whole PID namespace with it), then tells run, on
+// descriptor 3, that it may pass signals on. Run may have died before the
+// death signal was set: then that write fails (no reader) and the server
+// ends at once.
+func tieToRun() error {
+	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
+		return fmt.Errorf("set the death signal: %w", err)
+	}
+	ready := os.NewFile(3, "ready")
+	defer ready.Close()
+	if _, err := ready.Write([]byte{1}); err != nil {
+		return cli.ExitCodeError{Code: exitError} // hwpemu run is gone: nobody to tell
+	}
+	return nil
+}
+
+// served is a running server.
+type served struct {
+	srv      *fusefs.Server
+	machine  string
+	hostStat *os.File
+}
+
+// startServer makes every mount private, mounts a /proc for the new PID
+// namespace, and serves the machine.
+func startServer(mf machineFlags, ns nsFlags, machine string) (*served, error) {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return nil, fmt.Errorf("make mounts private: %w", err)
+	}
+	// The emulated CPUs follow the host's load, read from the host's
+	// /proc/stat. Once grafted, that path shows the emulated file served
+	// by this very process, which must never read it: keep the real one
+	// open and read it through its descriptor (/proc/self/fd/N leads to
+	// the open file itself, not to what is mounted over its path).
+	hostStat, err := os.Open("/proc/stat")
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		hostStat.Close()
+		return nil, fmt.Errorf("mount /proc for the new PID namespace: %w", err)
+	}
+	m, err := mf.load(machine, emu.WithLoad(&emu.HostLoad{Path: fmt.Sprintf("/proc/self/fd/%d", hostStat.Fd())}))
+	if err != nil {
+		hostStat.Close()
+		return nil, err
+	}
+	srv, err := fusefs.New(m.Tree(), fusefs.Options{Name: mountName(m.Name(), ns.runPID), Debug: mf.debug})
+	if err != nil {
+		hostStat.Close()
+		return nil, err
+	}
+	return &served{srv: srv, machine: m.Name(), hostStat: hostStat}, nil
+}
+
+// mountName is the mount source mountinfo shows: the machine and the
+// hwpemu process, so a leftover mount can be traced to it.
+func mountName(machine string, pid int) string {
+	return fmt.Sprintf("hwpemu-%s-%d", machine, pid)
+}
+
+// runGrafter starts the grafter with the tree's mount (descriptor 3) and
+// a pipe (descriptor 4) that closes when it executes CMD, reaps every
+// process orphaned in the namespace, and returns CMD's status. A signal
+// before CMD runs kills the grafter and hwpemu exits 128+N.
+func runGrafter(mnt *os.File, machine, parent string, argv []string, sigs <-chan os.Signal) error {
+	execR, execW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	defer execR.Close()
+	g := exec.Command("/proc/self/exe", append([]string{graftCmdName, "--parent-mntns=" + parent, "--machine=" + machine, "--"}, argv...)...)
+	g.Stdin, g.Stdout, g.Stderr = os.Stdin, os.Stdout, os.Stderr
+	g.ExtraFiles = []*os.File{mnt, execW}
+	select {
+	case s := <-sigs:
+		return cli.ExitCodeError{Code: 128 + int(s.(syscall.Signal))}
+	default:
+	}
+	err = g.Start()
+	execW.Close()
+	mnt.Close()
+	if err != nil {
+		return fmt.Errorf("start the grafter: %w", err)
+	}
+	execed := make(chan struct{})
+	go func() { io.Copy(io.Discard, execR); close(execed) }()
+	exited := make(chan struct{})
+	var ws unix.WaitStatus
+	go func() { ws = reapUntil(g.Process.Pid); close(exited) }()
+	code := 128 + int(forward(g.Process.Pid, sigs, execed, exited))
+	if code == 128 {
+		code = workload.ShellStatus(syscall.WaitStatus(ws))
+	}
+	if code == 0 {
+		return nil
+	}
+	return cli.ExitCodeError{Code: code}
+}
+
+// reapUntil waits for any child, as PID 1 must (orphans of the namespace
+// become its children), until pid ends, and returns how pid ended.
+func reapUntil(pid int) unix.WaitStatus {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		switch {
+		case err == unix.EINTR:
+		case err != nil:
+			return unix.WaitStatus(exitError << 8) // no child left: cannot happen while pid lives
+		case got == pid:
+			return ws
+		}
+	}
+}
