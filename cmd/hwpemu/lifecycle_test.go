@@ -31,7 +31,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"run", "no-such-machine", "--", "true"}, exitUsage, "unknown machine"},
 		{[]string{"run", lifeMachine, "--", "/no/such/command"}, exitNotFound, "/no/such/command"},
 		{[]string{"run", lifeMachine}, exitUsage, "requires at least 2 arg(s)"},
-		{[]string{"run", "--energy-start=-1", lifeMachine, "--", "true"}, exitUsage, "must not be negative"},
+		{[]string{"run", "--energy-start=-1", lifeMachine, "--", "true"}, exitUsage, "cannot be negative"},
 		{[]string{"run", "--busy=1.5", lifeMachine, "--", "true"}, exitUsage, "must be between 0 and 1"},
 		{[]string{"run", "--busy=0.5", lifeMachine, "--", "true"}, 0, ""},
 		{[]string{"serve", lifeMachine, "/no/such/dir"}, exitUsage, "not an existing directory"},

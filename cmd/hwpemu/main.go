@@ -44,9 +44,14 @@ type machineFlags struct {
 	debug       bool      // log FUSE requests
 }
 
+// maxEnergyStart bounds --energy-start: far beyond any counter's wrap
+// (2^32 units of 61 µJ are 262 kJ), and small enough that a float64 of
+// joules still adds microjoules.
+const maxEnergyStart = 1e9
+
 func (f *machineFlags) register(cmd *cobra.Command) {
-	cmd.Flags().Float64Var(&f.energyStart, "energy-start", 0,
-		"joules every RAPL energy counter has counted at start (a value near the 32-bit wrap tests wrap handling)")
+	cli.FloatVar(cmd.Flags(), &f.energyStart, "energy-start", 0, 0, maxEnergyStart,
+		"joules every RAPL energy counter has counted at start, 0 to 1e9 (a value near the 32-bit wrap tests wrap handling)")
 	busyFlag(cmd.Flags(), &f.busy,
 		"make every emulated CPU this busy (0 to 1) instead of following the host CPUs' load (repeatable counters and energy); a comma-separated list gives CPU n the n-th fraction, repeated")
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request to stderr")
@@ -55,9 +60,6 @@ func (f *machineFlags) register(cmd *cobra.Command) {
 // load returns the machine named by name with opts and then the flags
 // applied (--busy overrides a load source in opts).
 func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, error) {
-	if f.energyStart < 0 {
-		return nil, cli.Usagef("--energy-start %v: must not be negative", f.energyStart)
-	}
 	opts = append([]emu.Option{emu.WithEnergyStart(f.energyStart)}, opts...)
 	if f.busy != nil {
 		opts = append(opts, emu.WithLoad(emu.ConstLoad(f.busy))) // last: wins

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -38,7 +39,7 @@ func newNamespaceCmd() *cobra.Command {
 	}
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&ns.parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
-	cmd.Flags().IntVar(&ns.runPID, "run-pid", 0, "PID of `hwpemu run`")
+	cli.IntVarP(cmd.Flags(), &ns.runPID, "run-pid", "", 0, 1, math.MaxInt32, "PID of `hwpemu run`")
 	mf.register(cmd)
 	return cmd
 }

@@ -24,8 +24,12 @@ import (
 
 func init() { subcommands = append(subcommands, newRecordCmd) }
 
-// minInterval bounds -i from below: shorter intervals measure the sampler.
-const minInterval = 10 * time.Millisecond
+// The sampling interval (-i of watch and record): shorter than
+// minInterval measures the sampler; maxInterval is a day.
+const (
+	minInterval = 10 * time.Millisecond
+	maxInterval = 24 * time.Hour
+)
 
 type recordOptions struct {
 	out       string
@@ -56,7 +60,7 @@ hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
 	f := cmd.Flags()
 	f.SetInterspersed(false) // everything from CMD on is CMD's
 	f.StringVarP(&o.out, "output", "o", "", "recording file to write (required)")
-	f.DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "sampling interval")
+	cli.DurationVarP(f, &o.interval, "interval", "i", 100*time.Millisecond, minInterval, maxInterval, "sampling interval (10ms to 24h)")
 	cli.CPUListVar(f, &o.cpuSpec, "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
 	f.BoolVar(&o.force, "force", false, "overwrite FILE if it exists")
 	f.StringVar(&o.traceMSRs, "trace-msrs", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "MSRs whose kernel writes are traced: names or hex numbers, comma-separated (as trace --msr)")
@@ -67,9 +71,6 @@ hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
 func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	if o.out == "" {
 		return cli.Usagef("record: -o FILE is required")
-	}
-	if o.interval < minInterval {
-		return cli.Usagef("record: interval %v is shorter than %v", o.interval, minInterval)
 	}
 	var msrs []uint32
 	if !o.noTrace {

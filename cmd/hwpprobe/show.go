@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
 
@@ -56,7 +57,7 @@ shown up to its last whole record, with a line saying so. See docs/show.md.`,
 			return corruptError(args[0], rec)
 		},
 	}
-	cmd.Flags().IntVar(&runID, "run", 0, "show only run N (default: every run)")
+	cli.IntVarP(cmd.Flags(), &runID, "run", "", 0, 1, math.MaxInt32, "show only run N (default: every run)")
 	return cmd
 }
 

@@ -69,7 +69,7 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 	fl.StringVar(&f.msrs, "msr", "", "MSRs to trace: register names or hex numbers, comma-separated (default: HWP, EPB, PERF_CTL and CPPC registers)")
 	fl.StringVar(&f.events, "events", "power", `other tracepoints: "power" (those of the power and amd_cpu groups this kernel has), "none", or group:name,...`)
 	cli.CPUListVar(fl, &f.cpus, "CPUs to trace, e.g. 0-3,8 (default: all)")
-	fl.DurationVar(&f.duration, "duration", 0, "stop after this long (default: until Ctrl-C or until CMD exits)")
+	cli.DurationVarP(fl, &f.duration, "duration", "", 0, minDuration, maxDuration, "stop after this long, 1ms to 8760h (default: until Ctrl-C or until CMD exits)")
 	fl.BoolVar(&f.json, "json", false, "one JSON object per event, then a summary object")
 	fl.BoolVar(&f.countOnly, "count-only", false, "count matching writes in the kernel, print no events")
 	return cmd
@@ -104,10 +104,14 @@ func traceEvents(tracefs, spec string) (events, missing []string, err error) {
 	return events, nil, nil
 }
 
+// --duration bounds: a trace shorter than a millisecond sees nothing, and
+// a year is beyond any use.
+const (
+	minDuration = time.Millisecond
+	maxDuration = 365 * 24 * time.Hour
+)
+
 func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []string) error {
-	if f.duration < 0 {
-		return cli.Usagef("--duration %v: cannot be negative", f.duration)
-	}
 	msrs := tracefmt.DefaultMSRs
 	if cmd.Flags().Changed("msr") {
 		var err error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"syscall"
@@ -41,12 +42,6 @@ machine cannot give are listed with the reason, never shown as 0.
 Ctrl-C stops it. See docs/watch.md.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if interval < 10*time.Millisecond {
-				return cli.Usagef("interval %v is too short (minimum 10ms)", interval)
-			}
-			if count < 0 {
-				return cli.Usagef("-n %d: the count cannot be negative", count)
-			}
 			var cols []string
 			if show != "" {
 				var err error
@@ -62,11 +57,11 @@ Ctrl-C stops it. See docs/watch.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.DurationVarP(&interval, "interval", "i", time.Second, "sampling interval")
+	cli.DurationVarP(f, &interval, "interval", "i", time.Second, minInterval, maxInterval, "sampling interval (10ms to 24h)")
 	cli.CPUListVar(f, &cpuSpec, "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
 	f.StringVar(&show, "show", "", "columns to show, comma-separated (default: every available one): "+fmt.Sprint(sampler.ColumnNames()))
 	f.BoolVar(&perCPU, "per-cpu", false, "one row per CPU besides the summaries")
-	f.IntVarP(&count, "num-iterations", "n", 0, "stop after this many samples (default: until Ctrl-C)")
+	cli.IntVarP(f, &count, "num-iterations", "n", 0, 0, math.MaxInt32, "stop after this many samples (default: until Ctrl-C)")
 	return cmd
 }
 
