@@ -116,7 +116,10 @@ type Process struct {
 // killed and its error returned.
 //
 // The command gets its own process group (its pid), so that a terminal's
-// Ctrl-C reaches hwpprobe alone and Forward decides what the command gets.
+// Ctrl-C reaches hwpprobe alone and Forward decides what the command gets,
+// and the parent-death signal SIGKILL: it dies with hwpprobe. Its own
+// children are not signalled when hwpprobe dies (they get the signals
+// Forward sends to the group while hwpprobe lives).
 func Start(s Spec, attach func(pid int) error) (*Process, error) {
 	if len(s.Argv) == 0 || s.Argv[0] == "" {
 		return nil, ErrNoCommand
@@ -127,7 +130,12 @@ func Start(s Spec, attach func(pid int) error) (*Process, error) {
 	}
 	cmd := &exec.Cmd{Path: path, Args: s.Argv, Env: s.Env, Dir: s.Dir,
 		Stdin: s.Stdin, Stdout: s.Stdout, Stderr: s.Stderr}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Ptrace: true}
+	// Pdeathsig: if hwpprobe is killed (SIGKILL, nothing can forward
+	// that), the kernel kills the command too rather than leave it
+	// running unmeasured. The signal follows the thread that forks; Go
+	// ends a thread only when a goroutine locked to it exits, which
+	// nothing here does after unlocking.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Ptrace: true, Pdeathsig: syscall.SIGKILL}
 	if s.Cred != nil {
 		cmd.SysProcAttr.Credential = &syscall.Credential{Uid: s.Cred.UID, Gid: s.Cred.GID, Groups: s.Cred.Groups}
 	}
