@@ -27,7 +27,7 @@ func mount(t *testing.T, name string) Options {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: "profile-test"})
+	srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: "profile-test", SelfReader: true})
 	if err != nil {
 		t.Fatal(err)
 	}

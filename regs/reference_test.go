@@ -30,8 +30,8 @@ import (
 const refChildEnv = "REGS_REFERENCE_CHILD"
 
 // refGraftEnv makes the test binary the tool's launcher: started by the
-// child in a mount namespace of its own, it grafts the child's FUSE mount
-// (named by the variable, followed by the spec) over the real paths and
+// child in a mount namespace of its own, it grafts the child's FUSE tree
+// (descriptor 3; the variable holds the spec) over the real paths and
 // executes the tool. The server and the grafted paths live in different
 // namespaces, so no thread of the server reads its own files: a cgo test
 // binary's glibc reads /sys/devices/system/cpu/online when it creates a
@@ -119,18 +119,15 @@ func referenceChild(js string) ([]byte, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return nil, fmt.Errorf("make / private: %w", err)
 	}
-	stage, err := os.MkdirTemp("", "regs-reference-")
+	// The server lives as long as this process; the grafts go with the
+	// launcher's namespace.
+	srv, err := fusefs.New(refTree(s), fusefs.Options{Name: "regs-reference"})
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(stage)
-	// The server lives as long as this process; the mount goes with its
-	// namespace, the grafts with the launcher's.
-	if _, err := fusefs.Mount(stage, refTree(s), fusefs.Options{Name: "regs-reference"}); err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(withoutRefEnv(os.Environ()), refGraftEnv+"="+stage+"\n"+js)
+	cmd.Env = append(withoutRefEnv(os.Environ()), refGraftEnv+"="+js)
+	cmd.ExtraFiles = []*os.File{srv.MountFD()}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNS, Pdeathsig: syscall.SIGKILL}
 	if s.Until == "" {
 		return cmd.CombinedOutput()
@@ -138,10 +135,9 @@ func referenceChild(js string) ([]byte, error) {
 	return runUntil(cmd, regexp.MustCompile(s.Until))
 }
 
-// graftAndExec is the launcher: v is the FUSE mount, a newline, the spec.
-// It returns only on failure.
-func graftAndExec(v string) error {
-	stage, js, _ := strings.Cut(v, "\n")
+// graftAndExec is the launcher: js is the spec, descriptor 3 the tree. It
+// returns only on failure.
+func graftAndExec(js string) error {
 	var s refSpec
 	if err := json.Unmarshal([]byte(js), &s); err != nil {
 		return err
@@ -149,10 +145,10 @@ func graftAndExec(v string) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("make / private: %w", err)
 	}
-	if _, err := fusefs.Graft(stage, "/", refTree(s)); err != nil {
-		return err
-	}
-	if err := unix.Unmount(stage, unix.MNT_DETACH); err != nil {
+	tree := os.NewFile(3, "emulated tree")
+	_, err := fusefs.Graft(tree, "/")
+	tree.Close()
+	if err != nil {
 		return err
 	}
 	env := append(append(withoutRefEnv(os.Environ()), s.Shim...), s.Env...)

@@ -160,7 +160,7 @@ func mountEmulated(t *testing.T, name string) string {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: "hwpprobe-snapshot-test"})
+	srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: "hwpprobe-snapshot-test", SelfReader: true})
 	if err != nil {
 		t.Fatal(err)
 	}

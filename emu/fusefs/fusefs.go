@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -54,6 +55,16 @@ type Options struct {
 	Name string
 	// Debug logs every FUSE request to stderr.
 	Debug bool
+	// SelfReader is for tests whose own process reads the mount it
+	// serves. Mount then does what go-fuse's fs.Mount does: it opens,
+	// polls and closes a file of the new mount once, so that the kernel
+	// learns the server has no poll operation before the caller's Go code
+	// opens a file there (the runtime's epoll_ctl on such a file waits
+	// for the server's answer while holding its P, and a garbage
+	// collection waits for that P: the process deadlocks). A process that
+	// serves and reads its own mount can hang for ever if it is killed
+	// while closing one of its files; programs must never do it (see New).
+	SelfReader bool
 }
 
 // Server serves a tree through one FUSE connection.
@@ -170,7 +181,25 @@ func Mount(dir string, root *vfs.Dir, opt Options) (*Server, error) {
 		return nil, fmt.Errorf("fusefs: mount at %s: %w", dir, err)
 	}
 	s.dir = dir
+	if opt.SelfReader {
+		if err := learnNoPoll(dir); err != nil {
+			s.Unmount()
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// learnNoPoll makes the server answer one POLL (ENOSYS: go-fuse answers it
+// for its special file), after which the kernel sends none. It uses the
+// syscall package, which bypasses the Go poller.
+func learnNoPoll(dir string) error {
+	fd, err := syscall.Open(filepath.Join(dir, ".go-fuse-epoll-hack"), syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("fusefs: poll once: %w", err)
+	}
+	unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
+	return syscall.Close(fd)
 }
 
 // MountFD returns the detached mount New made (nil for Mount's server).
@@ -339,6 +368,14 @@ func (n *fileNode) Setattr(ctx context.Context, fh fs.FileHandle, in *fuse.SetAt
 	return n.Getattr(ctx, fh, out)
 }
 
+// openFlags are every open file's: direct I/O (each read reaches the
+// tree) and no FLUSH on close. A close(2) waits for the answer to FLUSH
+// with no timeout and cannot be interrupted, so a reader closing a file
+// while the server is stopped (SIGSTOP, a debugger) would be stuck until
+// it resumes; the tree has nothing to flush (each write is stored at once),
+// so closes never wait for the server (FOPEN_NOFLUSH, Linux 5.16).
+const openFlags = fuse.FOPEN_DIRECT_IO | fuse.FOPEN_NOFLUSH
+
 // fileHandle keeps the content produced by the read at offset 0, so a
 // reader that reads in several pieces sees one consistent value.
 type fileHandle struct {
@@ -355,7 +392,7 @@ func (n *fileNode) Open(_ context.Context, flags uint32) (fs.FileHandle, uint32,
 	if (acc == syscall.O_RDONLY || acc == syscall.O_RDWR) && n.f.Read == nil {
 		return nil, 0, syscall.EACCES
 	}
-	return &fileHandle{}, fuse.FOPEN_DIRECT_IO, 0
+	return &fileHandle{}, openFlags, 0
 }
 
 func (n *fileNode) Read(_ context.Context, f fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
@@ -414,7 +451,7 @@ func (n *deviceNode) Open(_ context.Context, flags uint32) (fs.FileHandle, uint3
 	if acc := flags & syscall.O_ACCMODE; acc != syscall.O_RDONLY {
 		return nil, 0, syscall.EPERM
 	}
-	return nil, fuse.FOPEN_DIRECT_IO, 0
+	return nil, openFlags, 0
 }
 
 func (n *deviceNode) Read(_ context.Context, _ fs.FileHandle, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {

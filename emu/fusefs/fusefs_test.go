@@ -17,7 +17,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
 )
@@ -65,7 +64,7 @@ func testTree(t *testing.T) *vfs.Dir {
 func mountTest(t *testing.T, tree *vfs.Dir) string {
 	t.Helper()
 	dir := t.TempDir()
-	s, err := Mount(dir, tree, Options{Name: "hwpemu-test"})
+	s, err := Mount(dir, tree, Options{Name: "hwpemu-test", SelfReader: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,26 +73,9 @@ func mountTest(t *testing.T, tree *vfs.Dir) string {
 			t.Error(err)
 		}
 	})
-	pollHack(t, dir)
 	return dir
 }
 
-// pollHack makes the kernel learn that the server has no poll operation
-// before this test process, which also serves the mount, opens a file of
-// it through package os: the Go runtime's epoll_ctl on such a file would
-// otherwise wait for a POLL answer while holding a P the server may need
-// (go-fuse's fs.Mount does the same in WaitMount; Mount leaves it to
-// readers because a server must never use its own mount, and only tests
-// do). It uses the syscall package, which bypasses the poller.
-func pollHack(t testing.TB, dir string) {
-	t.Helper()
-	fd, err := syscall.Open(filepath.Join(dir, ".go-fuse-epoll-hack"), syscall.O_RDONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unix.Poll([]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}, 0)
-	syscall.Close(fd)
-}
 
 func TestDeviceAnswersEachOffset(t *testing.T) {
 	dir := mountTest(t, testTree(t))
@@ -317,12 +299,11 @@ func mountinfo(t *testing.T) string {
 // vfs.Device in process, so the ratio is the cost of the kernel round trip.
 func BenchmarkDevicePread(b *testing.B) {
 	dir := b.TempDir()
-	s, err := Mount(dir, benchTree(), Options{Name: "hwpemu-bench"})
+	s, err := Mount(dir, benchTree(), Options{Name: "hwpemu-bench", SelfReader: true})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Unmount()
-	pollHack(b, dir)
 	f, err := os.Open(filepath.Join(dir, "msr"))
 	if err != nil {
 		b.Fatal(err)
@@ -456,4 +437,38 @@ func (b *syncBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.b.String()
+}
+
+// TestCloseNeverWaitsForServer: closing a file or device of the mount
+// sends no FLUSH (FOPEN_NOFLUSH), so a reader's close(2), which would wait
+// for that answer without any timeout, never depends on the server.
+func TestCloseNeverWaitsForServer(t *testing.T) {
+	logged := &syncBuffer{}
+	log.SetOutput(logged)
+	defer log.SetOutput(os.Stderr)
+	dir := t.TempDir()
+	s, err := Mount(dir, testTree(t), Options{Name: "hwpemu-noflush", Debug: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Unmount()
+	// Other processes read, so the log is complete once they have exited.
+	for _, args := range [][]string{
+		{"cat", filepath.Join(dir, "sys/devices/system/cpu/cpu0/counter")},
+		{"dd", "if=" + filepath.Join(dir, "dev/cpu/0/msr"), "bs=8", "count=1", "skip=238", "status=none"},
+		{"sh", "-c", "echo performance > " + filepath.Join(dir, "sys/devices/system/cpu/cpu0/cpufreq/scaling_governor")},
+	} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%q: %v\n%s", args, err, out)
+		}
+	}
+	out := logged.String()
+	if !strings.Contains(out, "OPEN") {
+		t.Fatalf("no OPEN in the debug log, so the check below proves nothing:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "rx ") && strings.Contains(l, ": FLUSH") {
+			t.Errorf("a close waited for the server: %s", l)
+		}
+	}
 }
