@@ -76,7 +76,6 @@ func mountTest(t *testing.T, tree *vfs.Dir) string {
 	return dir
 }
 
-
 func TestDeviceAnswersEachOffset(t *testing.T) {
 	dir := mountTest(t, testTree(t))
 	f, err := os.Open(filepath.Join(dir, "dev/cpu/0/msr"))
