@@ -44,6 +44,15 @@ func TestBadNumbers(t *testing.T) {
 			[]string{"0", "-1", "NaN", "1e300", "1.5", "2147483648"}},
 		{"hwpprobe", "--cpu", func(v string) []string { return []string{"decode", "--cpu", v, "HWP_REQUEST=0x1"} },
 			[]string{"6:NaN", "1e300:1", "-1:5", "6:-1", "6:99999999999999999999", "+Inf:1"}},
+		{"hwpprobe", "--alpha", diffArgs("--alpha"), []string{"NaN", "+Inf", "-0.5", "1e300"}},
+		{"hwpprobe", "--confidence", diffArgs("--confidence"), []string{"NaN", "-Inf", "2"}},
+		{"hwpprobe", "--precision", diffArgs("--precision", "--runs", "auto"), []string{"NaN", "0", "-0.1", "1"}},
+		{"hwpprobe", "--max-runs", diffArgs("--max-runs", "--runs", "auto"), []string{"-1", "1", "1e300", "99999999999999999999"}},
+		{"hwpprobe", "--warmup", diffArgs("--warmup"), []string{"-1", "NaN", "10001"}},
+		{"hwpprobe", "--interval", diffArgs("-i"), []string{"NaN", "1ms", "-1s"}},
+		{"hwpprobe", "--size", diffArgs("--size"), []string{"-1", "1e300", "100000001"}},
+		{"hwpprobe", "--size", func(v string) []string { return []string{"workload", "buildlike", "--size", v} }, []string{"-1", "NaN"}},
+		{"hwpprobe", "--jobs", func(v string) []string { return []string{"workload", "buildlike", "--jobs", v} }, []string{"0", "-4", "1e300"}},
 	}
 	n := 0
 	for _, o := range options {
@@ -68,4 +77,12 @@ func TestBadNumbers(t *testing.T) {
 		}
 	}
 	t.Logf("%d bad values refused", n)
+}
+
+// diffArgs returns the arguments of a diff dry run with flag set to v,
+// and more flags.
+func diffArgs(flag string, more ...string) func(v string) []string {
+	return func(v string) []string {
+		return append(append([]string{"diff", "--dry-run", flag, v}, more...), "performance", "powersave", "--", "true")
+	}
 }

@@ -71,30 +71,34 @@ signal N. See docs/diff.md.`,
 		},
 	}
 	f := cmd.Flags()
-	f.Float64Var(&o.alpha, "alpha", analysis.DefaultAlpha, "significance level of the U test")
-	f.Float64Var(&o.confidence, "confidence", analysis.DefaultConfidence, "level of the intervals")
+	cli.FloatVar(f, &o.alpha, "alpha", analysis.DefaultAlpha, 0, 1, "significance level of the U test, in (0, 1)")
+	cli.FloatVar(f, &o.confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
 	f.StringVar(&o.markdown, "markdown", "", "also write the report as Markdown to FILE (for a bug tracker)")
 	f.StringVar(&o.json, "json", "", "also write the report as JSON to FILE (schema "+report.Schema+")")
 	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable)")
 	f.BoolVar(&o.keepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side, or auto (adaptive: --max-runs, --precision)")
-	f.IntVar(&o.maxRuns, "max-runs", 20, "--runs auto: at most this many runs per side")
-	f.Float64Var(&o.precision, "precision", analysis.DefaultPrecision, "--runs auto: the ratio's relative half-width to settle for")
-	f.IntVar(&o.warmup, "warmup", 1, "warm-up runs per side, not counted")
+	cli.IntVarP(f, &o.maxRuns, "max-runs", "", 20, 2, maxRunsPerSide, "--runs auto: at most this many runs per side")
+	cli.FloatVar(f, &o.precision, "precision", analysis.DefaultPrecision, 1e-6, 0.99, "--runs auto: the ratio's relative half-width to settle for")
+	cli.IntVarP(f, &o.warmup, "warmup", "", 1, 0, maxRunsPerSide, "warm-up runs per side, not counted")
 	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba or random")
 	f.Uint64Var(&o.seed, "seed", 1, "--order random: the seed")
 	f.StringVar(&o.prepare, "prepare", "", "shell command before every run, untimed, as the invoking user")
 	f.StringVar(&o.cooldown, "cooldown", "0s", "wait before every run: a duration, or auto (package temperature within 2 C of the start, at most 5m)")
 	f.StringVarP(&o.out, "output", "o", "", "experiment file (default diff-YYYYMMDD-HHMMSS.hwpr)")
 	f.BoolVar(&o.force, "force", false, "overwrite the experiment file")
-	f.DurationVarP(&o.interval, "interval", "i", 100*time.Millisecond, "sampling interval")
+	cli.DurationVarP(f, &o.interval, "interval", "i", 100*time.Millisecond, minInterval, maxInterval, "sampling interval (10ms to 24h)")
 	f.StringVarP(&o.cpuSpec, "cpus", "C", "", "CPUs to sample (default: every online CPU)")
 	f.StringVar(&o.traceMSRs, "trace-msrs", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "MSRs whose kernel writes are traced")
 	f.BoolVar(&o.noTrace, "no-trace", false, "do not trace the kernel's MSR writes")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the schedule and every setting write, change nothing")
-	f.IntVar(&o.size, "size", buildlike.DefaultSize, "work units of the built-in workload (when no CMD is given)")
+	cli.IntVarP(f, &o.size, "size", "", buildlike.DefaultSize, 0, maxBuildlikeSize, "work units of the built-in workload (when no CMD is given)")
 	return cmd
 }
+
+// maxRunsPerSide bounds --max-runs and --warmup: far more runs than any
+// experiment needs.
+const maxRunsPerSide = 10000
 
 func runDiff(cmd *cobra.Command, o *diffOptions, args []string) error {
 	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json,
@@ -181,9 +185,6 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 	}
 	if err := parseCooldown(o.cooldown, &cfg); err != nil {
 		return cfg, err
-	}
-	if o.interval < minInterval {
-		return cfg, cli.Usagef("diff: interval %v is shorter than %v", o.interval, minInterval)
 	}
 	if cmd.Flags().Changed("seed") && o.order != experiment.OrderRandom {
 		return cfg, cli.Usagef("diff: --seed orders the runs of --order random only")

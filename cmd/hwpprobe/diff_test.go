@@ -95,7 +95,7 @@ func TestDiffBadInput(t *testing.T) {
 		{"not a recording", []string{text}, "not an hwpprobe recording"},
 		{"experiment flag on files", []string{exp, "--runs", "4"}, "--runs runs an experiment; it does not apply to recordings"},
 		{"one record", []string{one}, "not an experiment"},
-		{"alpha", []string{exp, "--alpha", "2"}, "--alpha and --confidence must be in (0, 1)"},
+		{"alpha", []string{exp, "--alpha", "1"}, "--alpha and --confidence must be in (0, 1)"},
 		{"fail-if", []string{exp, "--fail-if", "B slower"}, "bad --fail-if"},
 		{"three", []string{exp, exp, exp}, "give one experiment or two recordings, not 3 files"},
 	}

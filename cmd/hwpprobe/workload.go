@@ -37,8 +37,8 @@ func newWorkloadCmd() *cobra.Command {
 	}
 	f := build.Flags()
 	f.Uint64Var(&cfg.Seed, "seed", buildlike.DefaultSeed, "seed of the plan")
-	f.IntVar(&cfg.Size, "size", buildlike.DefaultSize, "total work in units (one is about half a millisecond of one core)")
-	f.IntVar(&cfg.Jobs, "jobs", defaultJobs(), "job limit, like make -j")
+	cli.IntVarP(f, &cfg.Size, "size", "", buildlike.DefaultSize, 0, maxBuildlikeSize, "total work in units (one is about half a millisecond of one core)")
+	cli.IntVarP(f, &cfg.Jobs, "jobs", "", defaultJobs(), 1, maxBuildlikeJobs, "job limit, like make -j")
 	burn := &cobra.Command{
 		Use:   "burn UNITS",
 		Short: "One step of the build-like job: UNITS of compute work",
@@ -55,6 +55,13 @@ func newWorkloadCmd() *cobra.Command {
 	cmd.AddCommand(build, burn)
 	return cmd
 }
+
+// Bounds of the built-in workload's flags: 10^8 units are about 14 hours
+// of one core; 4096 jobs, more CPUs than any machine here.
+const (
+	maxBuildlikeSize = 100_000_000
+	maxBuildlikeJobs = 4096
+)
 
 func runBuildlike(cmd *cobra.Command, cfg buildlike.Config) error {
 	plan, err := buildlike.NewPlan(cfg)
