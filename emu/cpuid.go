@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"slices"
 	"strings"
+
+	"github.com/hwpprobe/hwpprobe/cpus"
 )
 
 // CPUID returns EAX, EBX, ECX, EDX of leaf and subleaf on CPU n, as
@@ -14,7 +16,37 @@ func (m *Machine) CPUID(n int, leaf, subleaf uint32) ([4]uint32, error) {
 	if n < 0 || n >= len(m.cpus) || !m.cpus[n].online {
 		return [4]uint32{}, errNoCPU
 	}
+	if m.leaves[cpuidKey{cpu: n, leaf: leaf}] {
+		if r, ok := m.cpuids[cpuidKey{cpu: n, leaf: leaf, sub: subleaf}]; ok {
+			return r, nil
+		}
+		return m.cpuids[cpuidKey{cpu: n, leaf: leaf, any: true}], nil
+	}
 	return m.cpuid(m.cpus[n], leaf, subleaf), nil
+}
+
+// cpuidKey indexes the description's verbatim CPUID entries; any marks an
+// entry for every subleaf.
+type cpuidKey struct {
+	cpu       int
+	leaf, sub uint32
+	any       bool
+}
+
+// indexCPUID indexes the description's CPUID entries by CPU, leaf and
+// subleaf.
+func (m *Machine) indexCPUID() {
+	for _, e := range m.desc.CPUID {
+		l, _ := cpus.Parse(e.CPUs) // checked by ParseDescription
+		for _, c := range l {
+			k := cpuidKey{cpu: c, leaf: e.Leaf, any: e.Subleaf == nil}
+			if e.Subleaf != nil {
+				k.sub = *e.Subleaf
+			}
+			m.cpuids[k] = e.Regs
+			m.leaves[cpuidKey{cpu: c, leaf: e.Leaf}] = true
+		}
+	}
 }
 
 func (m *Machine) has(flag string) bool { return slices.Contains(m.desc.Flags, flag) }

@@ -1,12 +1,19 @@
 package emu
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // ErrDescription is wrapped by every error about a machine description
@@ -53,6 +60,56 @@ type Description struct {
 	// MSRs lists every register the machine implements; any other
 	// address reads as EIO, like a #GP in the real driver.
 	MSRs []MSR `yaml:"msrs"`
+
+	// CPUID entries answer their leaves verbatim, overriding what the
+	// model derives from the fields above, leaf by leaf (captured
+	// machines list every leaf the CPU implements).
+	CPUID []CPUIDEntry `yaml:"cpuid,omitempty"`
+	// Captured says where and when `hwpprobe capture` read the machine.
+	Captured *Captured `yaml:"captured,omitempty"`
+	// Unreadable lists what the capture could not read, and why; none of
+	// it is served.
+	Unreadable []Unreadable `yaml:"unreadable,omitempty"`
+	// Files, when present, replace the model's sysfs and /proc files:
+	// the tree then holds exactly these files, served verbatim, plus the
+	// live ones (/dev/cpu/N devices, /proc/stat and the emulated marker).
+	Files []FileEntry `yaml:"files,omitempty"`
+}
+
+// Captured is the provenance of a captured description.
+type Captured struct {
+	Host   string `yaml:"host"`   // the host name
+	Kernel string `yaml:"kernel"` // uname release and version
+	Date   string `yaml:"date"`   // RFC 3339, UTC
+	EUID   int    `yaml:"euid"`   // the effective user the capture ran as
+	Tool   string `yaml:"tool"`   // the program and version that wrote it
+}
+
+// Unreadable is one path (or register, or CPUID range) a capture could
+// not read.
+type Unreadable struct {
+	Path  string `yaml:"path"`
+	Error string `yaml:"error"`
+}
+
+// FileEntry is one file, symbolic link or directory served verbatim.
+// Exactly one of Content (with Mode), Link or Dir applies.
+type FileEntry struct {
+	Path    string `yaml:"path"`              // relative to the system root, e.g. proc/cpuinfo
+	Mode    string `yaml:"mode,omitempty"`    // permission bits in octal, e.g. "0444"
+	Content string `yaml:"content,omitempty"` // the bytes a read returns
+	Link    string `yaml:"link,omitempty"`    // a symbolic link's target
+	Dir     bool   `yaml:"dir,omitempty"`     // an (empty) directory
+}
+
+// CPUIDEntry is one leaf (and subleaf) as the listed CPUs answer it.
+type CPUIDEntry struct {
+	Leaf uint32 `yaml:"leaf"`
+	// Subleaf is nil for a leaf that ignores ECX: every subleaf then
+	// answers Regs.
+	Subleaf *uint32   `yaml:"subleaf,omitempty"`
+	CPUs    string    `yaml:"cpus"` // perf-syntax CPU list
+	Regs    [4]uint32 `yaml:"regs"` // EAX, EBX, ECX, EDX
 }
 
 // CoreGroup is a run of identical cores within a package.
@@ -162,96 +219,322 @@ type MSR struct {
 	Kind string `yaml:"kind"`
 	// CoreType restricts the entry to CPUs of that type (per-core-type
 	// HWP capabilities); empty applies to all.
-	CoreType string `yaml:"core_type"`
-	Source   string `yaml:"source"`
+	CoreType string `yaml:"core_type,omitempty"`
+	// CPUs restricts the entry to these CPUs (a perf-syntax list), for
+	// per-CPU values such as a capture's; it wins over CoreType.
+	CPUs   string `yaml:"cpus,omitempty"`
+	Source string `yaml:"source"`
 }
 
 var msrKinds = []string{"", "tsc", "mperf", "aperf", "idle", "hwp_request", "epb", "perf_ctl", "perf_status", "cppc_req",
 	"energy:pkg", "energy:core", "energy:uncore", "energy:dram", "energy:psys", "energy:thiscore"}
 
 // ParseDescription decodes and checks a YAML machine description. Unknown
-// fields are an error so that a typo never silently drops a value.
+// fields are an error so that a typo never silently drops a value. Errors
+// are *DescriptionError values (wrapping ErrDescription) naming the line
+// and field.
 func ParseDescription(data []byte) (*Description, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		line, msg := yamlErrorLine(err.Error())
+		return nil, &DescriptionError{Line: line, Field: "yaml", Err: errors.New(msg)}
+	}
+	if len(root.Content) == 0 {
+		return nil, &DescriptionError{Line: lastLine(data), Field: "name", Err: errors.New("missing: the description is empty")}
+	}
 	var d Description
-	dec := yaml.NewDecoder(strings.NewReader(string(data)))
+	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&d); err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrDescription, err)
+		return nil, decodeError(&root, data, err)
 	}
 	if err := d.validate(); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrDescription, d.Name, err)
+		var fe *fieldError
+		if !errors.As(err, &fe) {
+			fe = &fieldError{field: "name", err: err}
+		}
+		return nil, &DescriptionError{Line: fieldLine(root.Content[0], fe.field, lastLine(data)), Field: fe.field, Err: fe.err}
 	}
 	return &d, nil
 }
 
 func (d *Description) validate() error {
+	if err := d.validateMachine(); err != nil {
+		return err
+	}
+	ncpu := d.numCPUs()
+	if err := d.validateMSRs(ncpu); err != nil {
+		return err
+	}
+	if err := d.validateCPUID(ncpu); err != nil {
+		return err
+	}
+	return d.validateFiles()
+}
+
+// numCPUs is the number of logical CPUs the cores describe.
+func (d *Description) numCPUs() int {
+	n := 0
+	for _, g := range d.Cores {
+		n += g.Count * g.Threads
+	}
+	return n * d.Packages
+}
+
+// maxCPUs bounds a description's CPU count (the kernel's NR_CPUS limit on
+// x86-64), so that a typo cannot make the emulator allocate without end.
+const maxCPUs = 8192
+
+func (d *Description) validateMachine() error {
 	if d.Name == "" {
-		return errors.New("name is empty")
+		return fieldErrorf("name", "is empty")
 	}
 	if d.Vendor != "GenuineIntel" && d.Vendor != "AuthenticAMD" {
-		return fmt.Errorf("vendor %q: want GenuineIntel or AuthenticAMD", d.Vendor)
+		return fieldErrorf("vendor", "%q: want GenuineIntel or AuthenticAMD", d.Vendor)
 	}
-	if d.Packages < 1 {
-		return fmt.Errorf("packages = %d: want at least 1", d.Packages)
+	if d.Packages < 1 || d.Packages > maxCPUs {
+		return fieldErrorf("packages", "%d: want 1 to %d", d.Packages, maxCPUs)
 	}
-	if d.TSCMHz <= 0 {
-		return fmt.Errorf("tsc_mhz = %d: want > 0", d.TSCMHz)
+	if d.TSCMHz <= 0 || d.TSCMHz > 1e6 {
+		return fieldErrorf("tsc_mhz", "%d: want 1 to 1000000", d.TSCMHz)
+	}
+	if d.BusMHz < 0 || (d.CPUIDLevel >= 0x15 && d.Vendor == "GenuineIntel" && d.BusMHz == 0) {
+		return fieldErrorf("bus_mhz", "%d: want > 0 (CPUID 0x15 divides by it)", d.BusMHz)
 	}
 	if len(d.Cores) == 0 {
-		return errors.New("no cores")
+		return fieldErrorf("cores", "missing: no cores")
 	}
-	for _, g := range d.Cores {
-		ct, ok := d.CoreTypes[g.Type]
-		if !ok {
-			return fmt.Errorf("cores: unknown core type %q", g.Type)
-		}
-		if g.Count < 1 || g.Threads < 1 || g.Threads > 2 {
-			return fmt.Errorf("cores: type %s: count %d threads %d", g.Type, g.Count, g.Threads)
-		}
-		if d.Driver.Name == "intel_pstate" && ct.PerfKHz <= 0 {
-			return fmt.Errorf("core type %s: perf_khz must be > 0 for intel_pstate", g.Type)
-		}
-		if d.Driver.Name == "amd-pstate-epp" && (ct.NominalMHz <= 0 || ct.LowestMHz <= 0) {
-			return fmt.Errorf("core type %s: nominal_mhz and lowest_mhz must be > 0 for amd-pstate", g.Type)
-		}
+	if err := d.validateCores(); err != nil {
+		return err
 	}
 	switch d.Driver.Name {
 	case "", "intel_pstate", "amd-pstate-epp":
 	default:
-		return fmt.Errorf("driver %q: want intel_pstate, amd-pstate-epp or empty", d.Driver.Name)
+		return fieldErrorf("driver.name", "%q: want intel_pstate, amd-pstate-epp or empty", d.Driver.Name)
 	}
 	if d.Driver.Name != "" && d.Driver.Governor != "performance" && d.Driver.Governor != "powersave" {
-		return fmt.Errorf("driver governor %q: want performance or powersave", d.Driver.Governor)
+		return fieldErrorf("driver.governor", "%q: want performance or powersave", d.Driver.Governor)
 	}
-	seen := map[string]bool{}
-	for _, m := range d.MSRs {
-		if !slices.Contains(msrKinds, m.Kind) {
-			return fmt.Errorf("msr %#x: unknown kind %q", m.Addr, m.Kind)
+	for i, off := range d.Offline {
+		if off <= 0 || off >= d.numCPUs() {
+			return fieldErrorf(fmt.Sprintf("offline[%d]", i), "CPU %d: want 1 to %d (CPU 0 cannot be offline)", off, d.numCPUs()-1)
 		}
-		if m.CoreType != "" && d.CoreTypes[m.CoreType] == nil {
-			return fmt.Errorf("msr %#x: unknown core type %q", m.Addr, m.CoreType)
-		}
-		if m.Source == "" {
-			return fmt.Errorf("msr %#x (%s): no source", m.Addr, m.Name)
-		}
-		key := fmt.Sprintf("%x/%s", m.Addr, m.CoreType)
-		if seen[key] {
-			return fmt.Errorf("msr %#x listed twice for core type %q", m.Addr, m.CoreType)
-		}
-		seen[key] = true
 	}
-	for _, dom := range d.RAPL.Domains {
+	for i, dom := range d.RAPL.Domains {
 		if !slices.Contains([]string{"pkg", "core", "uncore", "dram", "psys"}, dom) {
-			return fmt.Errorf("rapl domain %q", dom)
+			return fieldErrorf(fmt.Sprintf("rapl.domains[%d]", i), "%q: want pkg, core, uncore, dram or psys", dom)
 		}
 	}
-	if len(d.RAPL.Domains) > 0 && !seen[fmt.Sprintf("%x/", d.RAPL.UnitMSR)] {
-		return fmt.Errorf("rapl unit_msr %#x is not in msrs", d.RAPL.UnitMSR)
-	}
-	for _, dev := range d.Devices {
+	for i, dev := range d.Devices {
 		if dev != "msr" && dev != "cpuid" {
-			return fmt.Errorf("devices: %q", dev)
+			return fieldErrorf(fmt.Sprintf("devices[%d]", i), "%q: want msr or cpuid", dev)
 		}
 	}
 	return nil
+}
+
+func (d *Description) validateCores() error {
+	n := 0
+	for i, g := range d.Cores {
+		f := fmt.Sprintf("cores[%d]", i)
+		ct, ok := d.CoreTypes[g.Type]
+		if !ok || ct == nil {
+			return fieldErrorf(f+".type", "unknown core type %q", g.Type)
+		}
+		if g.Count < 1 || g.Count > maxCPUs || g.Threads < 1 || g.Threads > 2 {
+			return fieldErrorf(f, "type %s: count %d threads %d: want count 1 to %d, threads 1 or 2", g.Type, g.Count, g.Threads, maxCPUs)
+		}
+		if n += g.Count * g.Threads; n*d.Packages > maxCPUs {
+			return fieldErrorf(f+".count", "more than %d CPUs", maxCPUs)
+		}
+		if d.Driver.Name == "intel_pstate" && ct.PerfKHz <= 0 {
+			return fieldErrorf("core_types."+g.Type+".perf_khz", "must be > 0 for intel_pstate")
+		}
+		if d.Driver.Name == "amd-pstate-epp" && (ct.NominalMHz <= 0 || ct.LowestMHz <= 0) {
+			return fieldErrorf("core_types."+g.Type+".nominal_mhz", "nominal_mhz and lowest_mhz must be > 0 for amd-pstate")
+		}
+	}
+	for name, ct := range d.CoreTypes {
+		if ct == nil {
+			return fieldErrorf("core_types."+name, "empty")
+		}
+		for i, ca := range ct.Caches {
+			f := fmt.Sprintf("core_types.%s.caches[%d]", name, i)
+			if err := ca.validate(f); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func (ca Cache) validate(f string) error {
+	if ca.Type != "Data" && ca.Type != "Instruction" && ca.Type != "Unified" {
+		return fieldErrorf(f+".type", "%q: want Data, Instruction or Unified", ca.Type)
+	}
+	if ca.Ways < 1 || ca.SizeK < 1 || ca.SizeK*1024%(ca.Ways*64) != 0 || ca.SizeK > 1<<30 || ca.Level < 1 || ca.Level > 7 {
+		return fieldErrorf(f, "level %d, %d KB, %d ways: want a level 1-7 and a size that is a multiple of ways x 64 bytes", ca.Level, ca.SizeK, ca.Ways)
+	}
+	switch s := ca.SharedBy; {
+	case s == "thread", s == "core", s == "package":
+	case strings.HasPrefix(s, "module:"):
+		k, err := strconv.Atoi(strings.TrimPrefix(s, "module:"))
+		if err != nil || k < 1 {
+			return fieldErrorf(f+".shared_by", "%q: want module:N with N >= 1", s)
+		}
+	default:
+		return fieldErrorf(f+".shared_by", "%q: want thread, core, module:N or package", s)
+	}
+	return nil
+}
+
+func (d *Description) validateMSRs(ncpu int) error {
+	seen := map[string]bool{}
+	perCPU := map[uint32]map[int]bool{}
+	for i, m := range d.MSRs {
+		f := fmt.Sprintf("msrs[%d]", i)
+		if !slices.Contains(msrKinds, m.Kind) {
+			return fieldErrorf(f+".kind", "msr %#x: unknown kind %q", m.Addr, m.Kind)
+		}
+		if m.CoreType != "" && d.CoreTypes[m.CoreType] == nil {
+			return fieldErrorf(f+".core_type", "msr %#x: unknown core type %q", m.Addr, m.CoreType)
+		}
+		if m.Source == "" {
+			return fieldErrorf(f+".source", "msr %#x (%s): no source", m.Addr, m.Name)
+		}
+		if m.CPUs != "" {
+			l, err := cpuList(m.CPUs, ncpu)
+			if err != nil {
+				return fieldErrorf(f+".cpus", "msr %#x: %v", m.Addr, err)
+			}
+			if perCPU[m.Addr] == nil {
+				perCPU[m.Addr] = map[int]bool{}
+			}
+			for _, c := range l {
+				if perCPU[m.Addr][c] {
+					return fieldErrorf(f+".cpus", "msr %#x listed twice for CPU %d", m.Addr, c)
+				}
+				perCPU[m.Addr][c] = true
+			}
+			continue
+		}
+		key := fmt.Sprintf("%x/%s", m.Addr, m.CoreType)
+		if seen[key] {
+			return fieldErrorf(f+".msr", "msr %#x listed twice for core type %q", m.Addr, m.CoreType)
+		}
+		seen[key] = true
+	}
+	if len(d.RAPL.Domains) > 0 && !seen[fmt.Sprintf("%x/", d.RAPL.UnitMSR)] {
+		return fieldErrorf("rapl.unit_msr", "%#x is not in msrs", d.RAPL.UnitMSR)
+	}
+	return nil
+}
+
+// cpuList parses a perf-syntax CPU list and checks it names CPUs of the
+// machine.
+func cpuList(s string, ncpu int) (cpus.List, error) {
+	l, err := cpus.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	if len(l) == 0 {
+		return nil, errors.New("empty CPU list")
+	}
+	if last := l[len(l)-1]; last >= ncpu {
+		return nil, fmt.Errorf("CPU %d: the machine has %d CPUs", last, ncpu)
+	}
+	return l, nil
+}
+
+func (d *Description) validateCPUID(ncpu int) error {
+	type key struct {
+		cpu       int
+		leaf, sub uint32
+		any       bool
+	}
+	seen := map[key]bool{}
+	for i, e := range d.CPUID {
+		f := fmt.Sprintf("cpuid[%d]", i)
+		l, err := cpuList(e.CPUs, ncpu)
+		if err != nil {
+			return fieldErrorf(f+".cpus", "leaf %#x: %v", e.Leaf, err)
+		}
+		for _, c := range l {
+			k := key{cpu: c, leaf: e.Leaf, any: e.Subleaf == nil}
+			if e.Subleaf != nil {
+				k.sub = *e.Subleaf
+			}
+			other := key{cpu: c, leaf: e.Leaf, any: !k.any}
+			if seen[k] || (k.any && seen[other]) || (!k.any && seen[key{cpu: c, leaf: e.Leaf, any: true}]) {
+				return fieldErrorf(f, "leaf %#x subleaf %s listed twice for CPU %d", e.Leaf, subleafText(e.Subleaf), c)
+			}
+			seen[k] = true
+		}
+	}
+	return nil
+}
+
+func subleafText(s *uint32) string {
+	if s == nil {
+		return "(any)"
+	}
+	return strconv.FormatUint(uint64(*s), 10)
+}
+
+// liveFiles are the paths the model serves even in a captured tree.
+var liveFiles = []string{"proc/stat", sysfs.EmulatedMarker}
+
+func (d *Description) validateFiles() error {
+	kinds := map[string]bool{} // path -> is a directory
+	for i, e := range d.Files {
+		f := fmt.Sprintf("files[%d]", i)
+		if err := checkFilePath(e.Path); err != nil {
+			return fieldErrorf(f+".path", "%q: %v", e.Path, err)
+		}
+		n := 0
+		for _, set := range []bool{e.Link != "", e.Dir, e.Mode != ""} {
+			if set {
+				n++
+			}
+		}
+		if n != 1 {
+			return fieldErrorf(f, "%s: want exactly one of mode (a file), link or dir", e.Path)
+		}
+		if e.Mode != "" {
+			if m, err := strconv.ParseUint(e.Mode, 8, 32); err != nil || m > 0o777 {
+				return fieldErrorf(f+".mode", "%q: want octal permission bits such as 0444", e.Mode)
+			}
+		}
+		if isDir, ok := kinds[e.Path]; ok && !(isDir && e.Dir) {
+			return fieldErrorf(f+".path", "%s listed twice", e.Path)
+		}
+		kinds[e.Path] = e.Dir
+		for dir := path.Dir(e.Path); dir != "."; dir = path.Dir(dir) {
+			if isDir, ok := kinds[dir]; ok && !isDir {
+				return fieldErrorf(f+".path", "%s: %s is not a directory", e.Path, dir)
+			}
+			kinds[dir] = true
+		}
+	}
+	return nil
+}
+
+// checkFilePath accepts clean relative paths below a graft point, other
+// than the live files.
+func checkFilePath(p string) error {
+	if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || p == ".." {
+		return errors.New("want a clean path relative to the system root")
+	}
+	if slices.Contains(liveFiles, p) || strings.HasPrefix(p, "dev/") || p == "dev" {
+		return errors.New("served by the model, not verbatim")
+	}
+	for _, g := range fusefs.GraftPoints() {
+		if p == g || strings.HasPrefix(p, g+"/") {
+			if p == g && !strings.HasPrefix(g, "proc/") {
+				return errors.New("a graft point itself is a directory")
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("outside the served paths (%s)", strings.Join(fusefs.GraftPoints(), ", "))
 }

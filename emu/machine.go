@@ -23,6 +23,9 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/rapl"
 
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
@@ -62,23 +65,71 @@ func WithLoad(l LoadSource) Option { return func(m *Machine) { m.load = l } }
 // (default 0).
 func WithEnergyStart(joules float64) Option { return func(m *Machine) { m.energyStart = joules } }
 
+// MaxDescriptionBytes bounds the size of a description file (captures of
+// large servers run to a few MiB).
+const MaxDescriptionBytes = 64 << 20
+
+// Errors about a description file itself; both wrap ErrDescription.
+var (
+	ErrNotRegular = fmt.Errorf("not a regular file (a machine description is a YAML file): %w", ErrDescription)
+	ErrTooLarge   = fmt.Errorf("larger than %d MiB: %w", MaxDescriptionBytes>>20, ErrDescription)
+)
+
 // Load returns a machine: a built-in name (see Names) or the path of a
-// YAML description.
+// YAML description, read from a regular file of at most
+// MaxDescriptionBytes.
 func Load(nameOrPath string, opts ...Option) (*Machine, error) {
-	data, err := builtin.ReadFile(path.Join("machines", nameOrPath+".yaml"))
+	file := path.Join("machines", nameOrPath+".yaml")
+	data, err := builtin.ReadFile(file)
 	if err != nil {
 		if !strings.ContainsAny(nameOrPath, "/.") {
 			return nil, fmt.Errorf("%w %q (built-in: %s)", ErrUnknownMachine, nameOrPath, strings.Join(Names(), ", "))
 		}
-		if data, err = os.ReadFile(nameOrPath); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrUnknownMachine, err)
+		file = nameOrPath
+		if data, err = ReadDescriptionFile(nameOrPath); err != nil {
+			return nil, err
 		}
 	}
 	d, err := ParseDescription(data)
+	var de *DescriptionError
+	if errors.As(err, &de) {
+		de.File = file
+	}
 	if err != nil {
 		return nil, err
 	}
 	return New(d, opts...)
+}
+
+// ReadDescriptionFile reads a description from the regular file at p:
+// a FIFO, a device or a directory is ErrNotRegular (and is never read,
+// nor waited on), a file over MaxDescriptionBytes ErrTooLarge, a missing
+// one ErrUnknownMachine.
+func ReadDescriptionFile(p string) ([]byte, error) {
+	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC|unix.O_NOCTTY, 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownMachine, &fs.PathError{Op: "open", Path: p, Err: err})
+	}
+	f := os.NewFile(uintptr(fd), p)
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUnknownMachine, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: %w", p, ErrNotRegular)
+	}
+	if fi.Size() > MaxDescriptionBytes {
+		return nil, fmt.Errorf("%s: %w", p, ErrTooLarge)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxDescriptionBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("read description: %w", err)
+	}
+	if len(data) > MaxDescriptionBytes { // grew while being read
+		return nil, fmt.Errorf("%s: %w", p, ErrTooLarge)
+	}
+	return data, nil
 }
 
 // Machine is an emulated machine. Its methods and its tree are safe for
@@ -89,7 +140,10 @@ type Machine struct {
 	load        LoadSource
 	energyStart float64
 
-	msrs map[msrKey]MSR // the description's registers by address and core type
+	msrs    map[msrKey]MSR    // the description's registers by address and core type
+	cpuMSRs map[cpuMSRKey]MSR // entries restricted to CPU lists, by CPU
+	cpuids  map[cpuidKey][4]uint32
+	leaves  map[cpuidKey]bool // (cpu, leaf) pairs the description answers verbatim
 
 	mu     sync.Mutex
 	boot   time.Time
@@ -142,10 +196,19 @@ type pkgState struct {
 
 // New builds a machine from a parsed description.
 func New(d *Description, opts ...Option) (*Machine, error) {
-	m := &Machine{desc: d, now: time.Now, msrs: map[msrKey]MSR{}, writes: writeLog{mono: monoNow}}
+	m := &Machine{desc: d, now: time.Now, msrs: map[msrKey]MSR{}, writes: writeLog{mono: monoNow},
+		cpuMSRs: map[cpuMSRKey]MSR{}, cpuids: map[cpuidKey][4]uint32{}, leaves: map[cpuidKey]bool{}}
 	for _, r := range d.MSRs {
-		m.msrs[msrKey{r.Addr, r.CoreType}] = r
+		if r.CPUs == "" {
+			m.msrs[msrKey{r.Addr, r.CoreType}] = r
+			continue
+		}
+		l, _ := cpus.Parse(r.CPUs) // checked by ParseDescription
+		for _, c := range l {
+			m.cpuMSRs[cpuMSRKey{c, r.Addr}] = r
+		}
 	}
+	m.indexCPUID()
 	for _, o := range opts {
 		o(m)
 	}
@@ -243,9 +306,19 @@ type msrKey struct {
 	coreType string
 }
 
-// msrEntry finds the description's entry for addr on c: the one for c's
-// core type, else the one for all CPUs.
+// cpuMSRKey indexes the entries restricted to CPU lists.
+type cpuMSRKey struct {
+	cpu  int
+	addr uint32
+}
+
+// msrEntry finds the description's entry for addr on c: the one whose
+// CPU list names c, else the one for c's core type, else the one for all
+// CPUs.
 func (m *Machine) msrEntry(c *cpu, addr uint32) (MSR, bool) {
+	if r, ok := m.cpuMSRs[cpuMSRKey{c.n, addr}]; ok {
+		return r, true
+	}
 	if r, ok := m.msrs[msrKey{addr, c.ctName}]; ok {
 		return r, true
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math/big"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,8 +74,50 @@ func (m *Machine) rw(read func() (string, error), write func([]byte) error) *vfs
 
 func itoa[T int | uint64](v T) string { return strconv.FormatUint(uint64(v), 10) }
 
+func (m *Machine) procStatFile() *vfs.File {
+	return &vfs.File{Mode: 0o444, Read: func() ([]byte, error) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		m.advance()
+		return []byte(m.procStat()), nil
+	}}
+}
+
+// buildCapturedTree serves a description with files (a capture): those
+// files verbatim and read-only (a write fails with EROFS: no kernel rule
+// is applied to a capture), and the live files the model keeps: the
+// /dev/cpu/N devices (the description's registers, counters that
+// advance, its CPUID leaves), /proc/stat and the emulated marker.
+func (m *Machine) buildCapturedTree() *vfs.Dir {
+	root := vfs.NewDir()
+	for _, e := range m.desc.Files {
+		switch {
+		case e.Dir:
+			root.MkdirAll(e.Path)
+		case e.Link != "":
+			root.Put(e.Path, &vfs.Symlink{Target: e.Link})
+		default:
+			mode, _ := strconv.ParseUint(e.Mode, 8, 32) // checked by ParseDescription
+			content := []byte(e.Content)
+			root.Put(e.Path, &vfs.File{Mode: os.FileMode(mode),
+				Read:  func() ([]byte, error) { return content, nil },
+				Write: func([]byte) error { return syscall.EROFS },
+			})
+		}
+	}
+	root.Put(sysfs.EmulatedMarker, vfs.Const(m.desc.Name))
+	root.Put("proc/stat", m.procStatFile())
+	for _, c := range m.cpus {
+		m.putDevices(root, c)
+	}
+	return root
+}
+
 func (m *Machine) buildTree() *vfs.Dir {
 	d := m.desc
+	if len(d.Files) > 0 {
+		return m.buildCapturedTree()
+	}
 	root := vfs.NewDir()
 	const cpuDir = "sys/devices/system/cpu/"
 	all := make(cpus.List, len(m.cpus))
@@ -97,12 +140,7 @@ func (m *Machine) buildTree() *vfs.Dir {
 	// (empty then, as on the development VMs).
 	root.MkdirAll(cpuDir + "cpufreq")
 	root.Put("proc/cpuinfo", m.ro(m.cpuinfo))
-	root.Put("proc/stat", &vfs.File{Mode: 0o444, Read: func() ([]byte, error) {
-		m.mu.Lock()
-		defer m.mu.Unlock()
-		m.advance()
-		return []byte(m.procStat()), nil
-	}})
+	root.Put("proc/stat", m.procStatFile())
 
 	hybrid := map[string]cpus.List{}
 	for _, c := range m.cpus {
