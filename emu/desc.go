@@ -123,24 +123,24 @@ type CoreGroup struct {
 type CoreType struct {
 	// CPUIDCoreType is CPUID leaf 0x1A EAX bits 31:24 (0x40 Core, 0x20
 	// Atom); 0 on non-hybrid parts (leaf 0x1A absent).
-	CPUIDCoreType int `yaml:"cpuid_core_type"`
-	NativeModelID int `yaml:"native_model_id"` // leaf 0x1A EAX bits 23:0
+	CPUIDCoreType int `yaml:"cpuid_core_type,omitempty"`
+	NativeModelID int `yaml:"native_model_id,omitempty"` // leaf 0x1A EAX bits 23:0
 	// Sysfs is the hybrid PMU directory listing these cores:
 	// "cpu_core" or "cpu_atom" (empty on non-hybrid parts).
-	Sysfs string `yaml:"sysfs"`
+	Sysfs string `yaml:"sysfs,omitempty"`
 	// PerfKHz is the frequency of one HWP or CPPC performance unit in
 	// kHz (intel_pstate's cpu->pstate.scaling; 100000 on non-hybrid
 	// Intel parts). AMD: computed from NominalMHz and the CPPC nominal
 	// performance, so leave it 0.
-	PerfKHz int `yaml:"perf_khz"`
+	PerfKHz int `yaml:"perf_khz,omitempty"`
 	// NominalMHz and LowestMHz are the ACPI _CPC nominal and lowest
 	// frequencies amd-pstate reads (AMD only).
-	NominalMHz int `yaml:"nominal_mhz"`
-	LowestMHz  int `yaml:"lowest_mhz"`
+	NominalMHz int `yaml:"nominal_mhz,omitempty"`
+	LowestMHz  int `yaml:"lowest_mhz,omitempty"`
 	// ActiveW is the power of one busy CPU of this type running at its
 	// guaranteed (Intel) or nominal (AMD) performance; see Power.
-	ActiveW float64 `yaml:"active_w"`
-	Caches  []Cache `yaml:"caches"`
+	ActiveW float64 `yaml:"active_w,omitempty"`
+	Caches  []Cache `yaml:"caches,omitempty"`
 }
 
 // Cache is one CPUID leaf 4 / sysfs cache/indexK entry.
@@ -262,7 +262,7 @@ func (d *Description) validate() error {
 	if err := d.validateMachine(); err != nil {
 		return err
 	}
-	ncpu := d.numCPUs()
+	ncpu := d.NumCPUs()
 	if err := d.validateMSRs(ncpu); err != nil {
 		return err
 	}
@@ -272,8 +272,8 @@ func (d *Description) validate() error {
 	return d.validateFiles()
 }
 
-// numCPUs is the number of logical CPUs the cores describe.
-func (d *Description) numCPUs() int {
+// NumCPUs is the number of logical CPUs the cores describe.
+func (d *Description) NumCPUs() int {
 	n := 0
 	for _, g := range d.Cores {
 		n += g.Count * g.Threads
@@ -316,8 +316,8 @@ func (d *Description) validateMachine() error {
 		return fieldErrorf("driver.governor", "%q: want performance or powersave", d.Driver.Governor)
 	}
 	for i, off := range d.Offline {
-		if off <= 0 || off >= d.numCPUs() {
-			return fieldErrorf(fmt.Sprintf("offline[%d]", i), "CPU %d: want 1 to %d (CPU 0 cannot be offline)", off, d.numCPUs()-1)
+		if off <= 0 || off >= d.NumCPUs() {
+			return fieldErrorf(fmt.Sprintf("offline[%d]", i), "CPU %d: want 1 to %d (CPU 0 cannot be offline)", off, d.NumCPUs()-1)
 		}
 	}
 	for i, dom := range d.RAPL.Domains {
