@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -58,13 +59,24 @@ func fieldErrorf(field, format string, a ...any) error {
 
 var yamlLineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
-// yamlErrorLine splits a yaml.v3 message "yaml: line N: msg" into N and
-// msg (line 1 when the message names none).
+// parserProblems are the messages of yaml.v3's parser (not scanner)
+// errors, whose "line N" is counted from 0 (yaml.v3 decode.go,
+// parser.fail adds 1 only for scanner errors).
+var parserProblems = []string{"did not find expected <document start>", "did not find expected node content",
+	"did not find expected key", "did not find expected '-' indicator", "did not find expected ',' or ']'",
+	"did not find expected ',' or '}'"}
+
+// yamlErrorLine splits a yaml.v3 message "yaml: line N: msg" into the
+// 1-based line and msg (line 1 when the message names none: yaml.v3 omits
+// line 0).
 func yamlErrorLine(msg string) (int, string) {
 	msg = strings.TrimPrefix(msg, "yaml: unmarshal errors:\n")
 	msg = strings.TrimSpace(strings.SplitN(msg, "\n", 2)[0])
 	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
 		n, _ := strconv.Atoi(m[1])
+		if slices.Contains(parserProblems, m[2]) {
+			n++
+		}
 		return n, m[2]
 	}
 	return 1, strings.TrimPrefix(msg, "yaml: ")

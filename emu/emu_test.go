@@ -1,7 +1,9 @@
 package emu
 
 import (
+	"bytes"
 	"encoding/binary"
+	"fmt"
 	"errors"
 	"os"
 	"path/filepath"
@@ -86,21 +88,48 @@ func TestLoadBuiltin(t *testing.T) {
 
 func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
-	bad := filepath.Join(dir, "bad.yaml")
+	file := func(name, content string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
 	mtl, _ := builtin.ReadFile("machines/mtl-165u.yaml")
-	if err := os.WriteFile(bad, append(mtl, []byte("tjmax: 100\n")...), 0o644); err != nil {
+	bad := file("bad.yaml", string(mtl)+"tjmax: 100\n")
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := file("big.yaml", "")
+	if err := os.Truncate(big, MaxDescriptionBytes+1); err != nil {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
 		arg  string
 		want error
+		msg  string // the start of the message
 	}{
-		{"no-such-machine", ErrUnknownMachine},
-		{filepath.Join(dir, "missing.yaml"), ErrUnknownMachine},
-		{bad, ErrDescription}, // unknown field
+		{"no-such-machine", ErrUnknownMachine, `unknown machine "no-such-machine"`},
+		{filepath.Join(dir, "missing.yaml"), ErrUnknownMachine, "unknown machine: open"},
+		{bad, ErrDescription, bad + ":" + fmt.Sprint(bytes.Count(mtl, []byte("\n"))+1) + ": tjmax: unknown field"},
+		{file("empty.yaml", ""), ErrDescription, dir + "/empty.yaml:1: name: missing"},
+		{file("cut.yaml", string(mtl[:len(mtl)/3])), ErrDescription, dir + "/cut.yaml:"},
+		{"/dev/zero", ErrNotRegular, "/dev/zero: not a regular file"},
+		{fifo, ErrNotRegular, fifo + ": not a regular file"},
+		{dir, ErrNotRegular, dir + ": not a regular file"},
+		{big, ErrTooLarge, big + ": larger than 64 MiB"},
 	} {
-		if _, err := Load(tc.arg); !errors.Is(err, tc.want) {
-			t.Errorf("Load(%q) = %v, want %v", tc.arg, err, tc.want)
+		done := make(chan error, 1)
+		go func() { _, err := Load(tc.arg, WithLoad(ConstLoad{0})); done <- err }()
+		select {
+		case err := <-done:
+			if !errors.Is(err, tc.want) || !errors.Is(err, ErrUnknownMachine) && !errors.Is(err, ErrDescription) ||
+				!strings.HasPrefix(err.Error(), tc.msg) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("Load(%q) = %v, want %v starting %q", tc.arg, err, tc.want, tc.msg)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("Load(%q) did not return", tc.arg)
 		}
 	}
 }
@@ -624,40 +653,66 @@ func TestConcurrentAccess(t *testing.T) {
 	}
 }
 
+// tiny is a minimal valid description; line numbers below refer to it.
+const tiny = `name: tiny
+vendor: GenuineIntel
+family: 6
+model: 0xAA
+tsc_mhz: 1000
+bus_mhz: 100
+packages: 1
+cores:
+  - {type: c, count: 2, threads: 1}
+core_types:
+  c: {}
+msrs:
+  - {msr: 0x10, name: TSC, kind: tsc, source: model}
+`
+
+// Every bad description gives one line naming the line and the field.
 func TestParseDescriptionErrors(t *testing.T) {
-	base, err := builtin.ReadFile("machines/vm-bare.yaml")
-	if err != nil {
-		t.Fatal(err)
+	if _, err := ParseDescription([]byte(tiny)); err != nil {
+		t.Fatalf("tiny: %v", err)
 	}
-	mtl, _ := builtin.ReadFile("machines/mtl-165u.yaml")
-	for _, tc := range []struct {
-		name, from, old, new, want string
-	}{
-		{"vendor", string(base), "vendor: GenuineIntel", "vendor: Cyrix", `vendor "Cyrix"`},
-		{"unknown core type", string(base), "{type: vCPU,", "{type: nope,", `unknown core type "nope"`},
-		{"threads", string(base), "threads: 1}", "threads: 4}", "threads 4"},
-		{"no source", string(mtl), `source: "assumed (no thresholds armed)"`, `source: ""`, "no source"},
-		{"duplicate", string(mtl), "{msr: 0x19B,", "{msr: 0x1B1,", "listed twice"},
-		{"kind", string(mtl), "kind: idle", "kind: sleepy", `unknown kind "sleepy"`},
-		{"governor", string(mtl), "governor: powersave", "governor: ondemand", `governor "ondemand"`},
-		{"yaml", string(base), "packages: 1", "packages: [", "invalid machine description"},
+	rep := func(old, new string) string {
+		if !strings.Contains(tiny, old) {
+			t.Fatalf("%q not in tiny", old)
+		}
+		return strings.Replace(tiny, old, new, 1)
+	}
+	for _, tc := range []struct{ name, data, want string }{
+		{"vendor", rep("GenuineIntel", "Cyrix"), `description:2: vendor: "Cyrix": want GenuineIntel or AuthenticAMD`},
+		{"unknown core type", rep("{type: c,", "{type: x,"), `description:9: cores[0].type: unknown core type "x"`},
+		{"threads", rep("threads: 1", "threads: 4"), "description:9: cores[0]: type c: count 2 threads 4"},
+		{"kind", rep("kind: tsc", "kind: sleepy"), `description:13: msrs[0].kind: msr 0x10: unknown kind "sleepy"`},
+		{"no source", rep("source: model", `source: ""`), "description:13: msrs[0].source: msr 0x10 (TSC): no source"},
+		{"unknown field", tiny + "tjmax: 100\n", "description:14: tjmax: unknown field"},
+		{"nested unknown field", rep("c: {}", "c: {perf_mhz: 3}"), "description:11: core_types.c.perf_mhz: unknown field"},
+		{"type", rep("family: 6", "family: six"), "description:3: family: cannot unmarshal !!str `six` into int"},
+		{"syntax", rep("packages: 1", "packages: ["), "description:9: yaml: did not find expected node content"},
+		{"empty", "", "description:1: name: missing: the description is empty"},
+		{"comments only", "# nothing\n", "description:1: name: missing: the description is empty"},
+		{"truncated", tiny[:strings.Index(tiny, "cores:")], "description:7: cores: missing: no cores"},
+		{"truncated mid-line", tiny[:strings.Index(tiny, "threads")+3], "description:9: yaml: did not find expected ',' or '}'"},
+		{"offline boot CPU", tiny + "offline: [0]\n", "description:14: offline[0]: CPU 0: want 1 to 1 (CPU 0 cannot be offline)"},
+		{"cache ways", rep("c: {}", "c: {caches: [{level: 1, type: Data, size_k: 48, ways: 0, shared_by: core}]}"), "description:11: core_types.c.caches[0]: level 1, 48 KB, 0 ways"},
+		{"bus", rep("bus_mhz: 100", "bus_mhz: 0\ncpuid_level: 0x16"), "description:6: bus_mhz: 0: want > 0"},
+		{"cpuid cpus", tiny + "cpuid:\n  - {leaf: 1, cpus: 0-5, regs: [1, 2, 3, 4]}\n", "description:15: cpuid[0].cpus: leaf 0x1: CPU 5: the machine has 2 CPUs"},
+		{"cpuid twice", tiny + "cpuid:\n  - {leaf: 1, cpus: 0-1, regs: [1, 2, 3, 4]}\n  - {leaf: 1, subleaf: 0, cpus: 1, regs: [1, 2, 3, 4]}\n", "description:16: cpuid[1]: leaf 0x1 subleaf 0 listed twice for CPU 1"},
+		{"msr cpus", rep("source: model}", "source: model, cpus: 1}\n  - {msr: 0x10, name: TSC, kind: tsc, source: model, cpus: 0-1}"), "description:14: msrs[1].cpus: msr 0x10 listed twice for CPU 1"},
+		{"file path", tiny + "files:\n  - {path: /etc/passwd, mode: \"0444\"}\n", `description:15: files[0].path: "/etc/passwd": want a clean path relative to the system root`},
+		{"file outside", tiny + "files:\n  - {path: etc/passwd, mode: \"0444\"}\n", `description:15: files[0].path: "etc/passwd": outside the served paths`},
+		{"file live", tiny + "files:\n  - {path: proc/stat, mode: \"0444\"}\n", `description:15: files[0].path: "proc/stat": served by the model`},
+		{"file under file", tiny + "files:\n  - {path: proc/cpuinfo, mode: \"0444\"}\n  - {path: proc/cpuinfo/x, mode: \"0444\"}\n", "description:16: files[1].path: proc/cpuinfo/x: proc/cpuinfo is not a directory"},
+		{"file kind", tiny + "files:\n  - {path: proc/cpuinfo, mode: \"0444\", dir: true}\n", "description:15: files[0]: proc/cpuinfo: want exactly one of mode"},
+		{"file mode", tiny + "files:\n  - {path: proc/cpuinfo, mode: \"0999\"}\n", `description:15: files[0].mode: "0999": want octal`},
+		{"newline in a key", tiny + "\"x\\ny\": 1\n", `description:14: x\ny: `},
 	} {
-		data := strings.Replace(tc.from, tc.old, tc.new, 1)
-		if data == tc.from {
-			t.Fatalf("%s: %q not found", tc.name, tc.old)
+		_, err := ParseDescription([]byte(tc.data))
+		var de *DescriptionError
+		if !errors.Is(err, ErrDescription) || !errors.As(err, &de) || !strings.HasPrefix(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%s: %v, want a DescriptionError starting %q", tc.name, err, tc.want)
 		}
-		_, err := ParseDescription([]byte(data))
-		if !errors.Is(err, ErrDescription) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want ErrDescription containing %q", tc.name, err, tc.want)
-		}
-	}
-	// CPU 0 cannot be offline (x86 keeps the boot CPU).
-	d, err := ParseDescription([]byte(strings.Replace(string(base), "packages: 1", "packages: 1\noffline: [0]", 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := New(d, WithLoad(ConstLoad{0})); !errors.Is(err, ErrDescription) {
-		t.Errorf("offline CPU 0: %v", err)
 	}
 }
 

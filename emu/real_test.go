@@ -2,6 +2,7 @@ package emu
 
 import (
 	"bufio"
+	"fmt"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -18,10 +19,9 @@ import (
 	"github.com/hwpprobe/hwpprobe/topology"
 )
 
-// These tests compare the emulated files with the real ones of the
-// machine the tests run on (CI and development machines are the VMs
-// vm-bare describes) and read the emulated tree with the project's own
-// readers.
+// These tests read the emulated trees with the project's own readers.
+// Nothing here compares a description with the host: the capture round
+// trip (roundtrip_test.go) does that, on whatever host runs it.
 
 // cpuinfoKeys returns the keys of the first block of a cpuinfo text.
 func cpuinfoKeys(s string) []string {
@@ -45,37 +45,6 @@ func cpuinfoField(s, key string) string {
 	return ""
 }
 
-func TestCPUInfoMatchesThisVM(t *testing.T) {
-	real, err := os.ReadFile("/proc/cpuinfo")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, _ := load(t, "vm-bare", 0)
-	emu := read(t, m, "proc/cpuinfo") + "\n"
-	// Same keys, same order, same tab layout as the kernel prints.
-	if diff := cmp.Diff(cpuinfoKeys(string(real)), cpuinfoKeys(emu)); diff != "" {
-		t.Errorf("cpuinfo keys (-real +emulated):\n%s", diff)
-	}
-	for _, k := range []string{"vendor_id", "cpu family\t", "model\t\t", "model name\t", "stepping\t", "microcode\t", "flags\t\t", "address sizes\t", "cpuid level\t", "siblings\t"} {
-		if r, e := cpuinfoField(string(real), k), cpuinfoField(emu, k); r != e {
-			t.Errorf("%q: real %q, emulated %q", k, r, e)
-		}
-	}
-	if n := strings.Count(emu, "processor\t:"); n != 2 {
-		t.Errorf("%d processor blocks, want 2", n)
-	}
-	mtl, _ := load(t, "mtl-165u", 0)
-	info := read(t, mtl, "proc/cpuinfo")
-	if n := strings.Count(info, "processor\t:"); n != 14 {
-		t.Errorf("mtl-165u: %d processor blocks, want 14", n)
-	}
-	for _, f := range []string{"hwp", "hwp_notify", "hwp_act_window", "hwp_epp", "hwp_pkg_req", "epb", "aperfmperf", "constant_tsc", "nonstop_tsc"} {
-		if !strings.Contains(" "+cpuinfoField(info, "flags\t\t")+" ", " "+f+" ") {
-			t.Errorf("mtl-165u flags lack %s", f)
-		}
-	}
-}
-
 // statShape returns the first word of each line and the number of fields
 // of the cpu lines.
 func statShape(s string) (names []string, cpuFields []int) {
@@ -94,21 +63,25 @@ func statShape(s string) (names []string, cpuFields []int) {
 	return names, cpuFields
 }
 
-func TestProcStatMatchesThisVM(t *testing.T) {
-	real, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, clk := load(t, "vm-bare", 0.5)
+// /proc/stat as show_stat() prints it (the round trip in
+// roundtrip_test.go compares its shape with the host's).
+func TestProcStat(t *testing.T) {
+	m, clk := load(t, "mtl-165u", 0.5)
 	clk.add(10 * time.Second)
 	emu := read(t, m, "proc/stat") + "\n"
-	rn, rf := statShape(string(real))
 	en, ef := statShape(emu)
-	if diff := cmp.Diff(rn, en); diff != "" {
-		t.Errorf("line names (-real +emulated):\n%s", diff)
+	wantNames := []string{"cpu"}
+	wantFields := []int{11}
+	for i := range 14 {
+		wantNames = append(wantNames, fmt.Sprintf("cpu%d", i))
+		wantFields = append(wantFields, 11)
 	}
-	if diff := cmp.Diff(rf, ef); diff != "" {
-		t.Errorf("cpu line field counts (-real +emulated):\n%s", diff)
+	wantNames = append(wantNames, "intr", "ctxt", "btime", "processes", "procs_running", "procs_blocked", "softirq")
+	if diff := cmp.Diff(wantNames, en); diff != "" {
+		t.Errorf("line names (-want +emulated):\n%s", diff)
+	}
+	if diff := cmp.Diff(wantFields, ef); diff != "" {
+		t.Errorf("cpu line field counts (-want +emulated):\n%s", diff)
 	}
 	if !strings.HasPrefix(emu, "cpu  ") {
 		t.Errorf("the sum line starts %q, want two spaces after cpu", emu[:6])
@@ -119,7 +92,7 @@ func TestProcStatMatchesThisVM(t *testing.T) {
 	}
 	// The host load reader parses what the emulator prints.
 	ticks, err := parseStatTicks("emulated", []byte(emu))
-	if err != nil || len(ticks) != 2 || ticks[1] != [2]uint64{500, 1000} {
+	if err != nil || len(ticks) != 14 || ticks[1] != [2]uint64{500, 1000} {
 		t.Errorf("readStatTicks = %v, %v", ticks, err)
 	}
 }
@@ -184,49 +157,6 @@ func TestHostLoad(t *testing.T) {
 		if b < 0 || b > 1 {
 			t.Errorf("busy fraction %v", b)
 		}
-	}
-}
-
-// CPUID of vm-bare against this VM's own /dev/cpu/0/cpuid (leaves the
-// description claims to reproduce).
-func TestCPUIDMatchesThisVM(t *testing.T) {
-	f, err := os.Open("/dev/cpu/0/cpuid")
-	if err != nil {
-		t.Fatalf("real cpuid device: %v", err)
-	}
-	defer f.Close()
-	m, _ := load(t, "vm-bare", 0)
-	for _, leaf := range []uint32{0, 6, 0x16, 0x1A, 0x80000007} {
-		var b [16]byte
-		if _, err := f.ReadAt(b[:], int64(leaf)); err != nil {
-			t.Fatal(err)
-		}
-		var real [4]uint32
-		for i := range real {
-			real[i] = binary.LittleEndian.Uint32(b[4*i:])
-		}
-		got, err := m.CPUID(0, leaf, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got != real {
-			t.Errorf("leaf %#x: emulated %#x, real %#x", leaf, got, real)
-		}
-	}
-	var b [16]byte
-	if _, err := f.ReadAt(b[:], 1); err != nil {
-		t.Fatal(err)
-	}
-	got, _ := m.CPUID(0, 1, 0)
-	if real := binary.LittleEndian.Uint32(b[:]); got[0] != real {
-		t.Errorf("leaf 1 EAX (family/model/stepping): emulated %#x, real %#x", got[0], real)
-	}
-	// The leaf 1 feature bits the model derives from flags.
-	const ecxMask = 1<<0 | 1<<3 | 1<<6 | 1<<7 | 1<<8 | 1<<9 | 1<<21 | 1<<31
-	const edxMask = 1<<0 | 1<<4 | 1<<5 | 1<<22 | 1<<28 | 1<<29
-	realECX, realEDX := binary.LittleEndian.Uint32(b[8:]), binary.LittleEndian.Uint32(b[12:])
-	if got[2] != realECX&ecxMask || got[3] != realEDX&edxMask {
-		t.Errorf("leaf 1 ECX/EDX: emulated %#x/%#x, real (masked) %#x/%#x", got[2], got[3], realECX&ecxMask, realEDX&edxMask)
 	}
 }
 
@@ -330,51 +260,6 @@ func TestProjectReaders(t *testing.T) {
 		}
 		if _, err := fs.ReadString("sys/class/powercap/intel-rapl:0:0/name"); err != nil {
 			t.Errorf("%s: sub-zone through its link: %v", name, err)
-		}
-	}
-}
-
-// The topology, cache and CPU list files of vm-bare equal this VM's own.
-func TestSysfsMatchesThisVM(t *testing.T) {
-	m, _ := load(t, "vm-bare", 0)
-	var files []string
-	for _, g := range []string{"cpu[0-9]*/topology/*", "cpu[0-9]*/cache/index*/*", "online", "present", "possible", "offline", "kernel_max"} {
-		f, err := filepath.Glob("/sys/devices/system/cpu/" + g)
-		if err != nil {
-			t.Fatal(err)
-		}
-		files = append(files, f...)
-	}
-	if len(files) < 20 {
-		t.Fatalf("only %d sysfs files on this machine", len(files))
-	}
-	// Which driver directories exist, and what cpufreq holds.
-	for _, name := range []string{"cpufreq", "intel_pstate", "amd_pstate"} {
-		real, rerr := os.ReadDir("/sys/devices/system/cpu/" + name)
-		n, ok := m.Tree().Walk("sys/devices/system/cpu/" + name)
-		if (rerr == nil) != ok {
-			t.Errorf("%s: exists here %v, emulated %v", name, rerr == nil, ok)
-			continue
-		}
-		if ok && len(real) != len(n.(*vfs.Dir).Names()) {
-			t.Errorf("%s: %d entries here, %d emulated", name, len(real), len(n.(*vfs.Dir).Names()))
-		}
-	}
-	for _, f := range files {
-		if strings.HasSuffix(f, "/uevent") {
-			continue
-		}
-		real, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rel := strings.TrimPrefix(f, "/")
-		if _, ok := m.Tree().Walk(rel); !ok {
-			t.Errorf("%s: not emulated", rel)
-			continue
-		}
-		if got, want := read(t, m, rel), strings.TrimSpace(string(real)); got != want {
-			t.Errorf("%s = %q, this VM has %q", rel, got, want)
 		}
 	}
 }
