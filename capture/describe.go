@@ -54,7 +54,7 @@ func (f cpuinfoFields) int(key string) int {
 func (c *capturer) describe(d *emu.Description, info cpuinfoFields, present, online cpus.List) error {
 	host := d.Captured.Host
 	d.Name = "captured-" + sanitize(host)
-	d.Summary = fmt.Sprintf("captured from %s (kernel %s) on %s", host, strings.Fields(d.Captured.Kernel+" ?")[0], d.Captured.Date)
+	d.Summary = fmt.Sprintf("captured from %s (kernel %s) on %s", host, strings.Fields(d.Captured.Kernel + " ?")[0], d.Captured.Date)
 	d.Vendor = info["vendor_id"]
 	d.Family, d.Model, d.Stepping = info.int("cpu family"), info.int("model"), info.int("stepping")
 	d.Microcode = uint32(info.int("microcode"))

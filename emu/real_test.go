@@ -2,9 +2,9 @@ package emu
 
 import (
 	"bufio"
-	"fmt"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"

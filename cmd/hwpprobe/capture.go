@@ -19,7 +19,7 @@ func init() { subcommands = append(subcommands, newCaptureCmd) }
 func newCaptureCmd() *cobra.Command {
 	var (
 		out, cpuSpec, name string
-		force        bool
+		force              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "capture -o FILE [-C cpus] [--force]",
