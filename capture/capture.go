@@ -22,6 +22,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // ErrBadCPUList is wrapped when the CPU selection cannot be parsed or
@@ -107,6 +108,7 @@ func errText(err error) string {
 
 func (c *capturer) provenance(opts Options) *emu.Captured {
 	p := &emu.Captured{Date: opts.Now().UTC().Format(time.RFC3339), EUID: os.Geteuid(), Tool: opts.Tool}
+	p.Emulated = sysfs.NewFS(c.root).Emulated()
 	var u unix.Utsname
 	if opts.Root == "/" && unix.Uname(&u) == nil {
 		p.Host = unix.ByteSliceToString(u.Nodename[:])

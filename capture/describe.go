@@ -55,6 +55,10 @@ func (c *capturer) describe(d *emu.Description, info cpuinfoFields, present, onl
 	host := d.Captured.Host
 	d.Name = "captured-" + sanitize(host)
 	d.Summary = fmt.Sprintf("captured from %s (kernel %s) on %s", host, strings.Fields(d.Captured.Kernel + " ?")[0], d.Captured.Date)
+	if e := d.Captured.Emulated; e != "" {
+		d.Name = "captured-" + sanitize(e)
+		d.Summary = fmt.Sprintf("captured from the emulated machine %s (hwpemu on %s) on %s", e, host, d.Captured.Date)
+	}
 	d.Vendor = info["vendor_id"]
 	d.Family, d.Model, d.Stepping = info.int("cpu family"), info.int("model"), info.int("stepping")
 	d.Microcode = uint32(info.int("microcode"))

@@ -83,6 +83,10 @@ type Captured struct {
 	Date   string `yaml:"date"`   // RFC 3339, UTC
 	EUID   int    `yaml:"euid"`   // the effective user the capture ran as
 	Tool   string `yaml:"tool"`   // the program and version that wrote it
+	// Emulated names the emulated machine the capture read, when it ran
+	// under hwpemu (the marker file was present): then host and kernel
+	// are those of the machine hwpemu ran on.
+	Emulated string `yaml:"emulated,omitempty"`
 }
 
 // Unreadable is one path (or register, or CPUID range) a capture could
