@@ -63,7 +63,7 @@ func (c *capturer) cpuid(hypervisor bool) (entries []emu.CPUIDEntry, ok bool) {
 		}
 		ok = true
 		for _, l := range leaves {
-			g.add(cpuidGroupKey{l.leaf, l.sub, l.any, l.regs}, n)
+			g.add(cpuidGroupKey(l), n)
 		}
 	}
 	bad.report(c, "cpuid")

@@ -23,28 +23,6 @@ import (
 // Nothing here compares a description with the host: the capture round
 // trip (roundtrip_test.go) does that, on whatever host runs it.
 
-// cpuinfoKeys returns the keys of the first block of a cpuinfo text.
-func cpuinfoKeys(s string) []string {
-	var keys []string
-	for _, line := range strings.Split(s, "\n") {
-		if line == "" {
-			break
-		}
-		k, _, _ := strings.Cut(line, ":")
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-func cpuinfoField(s, key string) string {
-	for _, line := range strings.Split(s, "\n") {
-		if k, v, ok := strings.Cut(line, ":"); ok && k == key {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}
-
 // statShape returns the first word of each line and the number of fields
 // of the cpu lines.
 func statShape(s string) (names []string, cpuFields []int) {
