@@ -126,3 +126,16 @@ func (c *capturer) provenance(opts Options) *emu.Captured {
 	p.Kernel = strings.TrimSpace(read("proc/sys/kernel/osrelease") + " " + read("proc/sys/kernel/version"))
 	return p
 }
+
+// Inputs returns the paths under root whose content d holds: an output
+// must not be one of them (with --root, a fixture tree's files are
+// ordinary files).
+func Inputs(root string, d *emu.Description) []string {
+	var in []string
+	for _, f := range d.Files {
+		if f.Mode != "" {
+			in = append(in, path.Join(root, f.Path))
+		}
+	}
+	return in
+}

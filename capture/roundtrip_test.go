@@ -88,6 +88,30 @@ func TestCaptureEmulatedRoundTrip(t *testing.T) {
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("snapshot of the capture differs (-original +capture):\n%s", diff)
 			}
+			if d.Vendor == "GenuineIntel" {
+				b.peerCheck(t, machine, file)
+			}
+		})
+	}
+}
+
+// peerCheck: the kernel's x86_energy_perf_policy, on each CPUID path this
+// host can take, reads the same EPB, HWP requests and capabilities from
+// the original and from its capture.
+func (b bins) peerCheck(t *testing.T, machine, file string) {
+	for _, p := range testbin.PeerTools(t) {
+		p.Run(t, func(t *testing.T) {
+			argv := append(append([]string{"env"}, p.Env...), p.Tools["x86_energy_perf_policy"])
+			want := b.emuRun(t, machine, argv...)
+			got := b.emuRun(t, file, argv...)
+			n := strings.Count(want, "HWP_REQ:")
+			t.Logf("%d HWP_REQ lines", n)
+			if n == 0 {
+				t.Fatalf("x86_energy_perf_policy printed no HWP request on %s:\n%s", machine, want)
+			}
+			if diff := cmp.Diff(strings.Split(want, "\n"), strings.Split(got, "\n")); diff != "" {
+				t.Errorf("x86_energy_perf_policy (-original +capture):\n%s", diff)
+			}
 		})
 	}
 }

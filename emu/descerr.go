@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 // DescriptionError is a description's first problem: the file, the line,
@@ -29,21 +31,11 @@ func (e *DescriptionError) Error() string {
 	if file == "" {
 		file = "description"
 	}
-	return oneLine(fmt.Sprintf("%s:%d: %s: %v", file, e.Line, e.Field, e.Err))
+	return cli.OneLine(fmt.Sprintf("%s:%d: %s: %v", file, e.Line, e.Field, e.Err))
 }
 
 // Unwrap returns ErrDescription and the underlying error.
 func (e *DescriptionError) Unwrap() []error { return []error{ErrDescription, e.Err} }
-
-// oneLine quotes control characters (a newline in a YAML value or a file
-// name) so that a message stays on one line.
-func oneLine(s string) string {
-	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return s
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
-}
 
 // fieldError is a validation error about one field.
 type fieldError struct {

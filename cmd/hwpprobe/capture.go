@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/capture"
 	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
@@ -40,15 +41,26 @@ root. See docs/capture.md.`,
 			if out == "" {
 				return cli.Usagef("capture: -o FILE is required")
 			}
-			if err := checkOutput(out, force); err != nil {
+			if err := checkOutput(out); err != nil {
 				return err
 			}
+			file, err := atomicfile.Create(out, atomicfile.Options{Replace: force})
+			if errors.Is(err, atomicfile.ErrExists) {
+				return fmt.Errorf("capture: %s exists (use --force to replace it)", out)
+			}
+			if err != nil {
+				return fmt.Errorf("capture: cannot create %s: %w", out, err)
+			}
+			defer file.Abort()
 			d, err := capture.Capture(capture.Options{Root: global.root, CPUs: cpuSpec, Tool: "hwpprobe capture " + version})
 			if errors.Is(err, capture.ErrBadCPUList) {
 				return cli.UsageError{Err: err}
 			}
 			if err != nil {
 				return err
+			}
+			if err := atomicfile.CheckInputs(out, capture.Inputs(global.root, d)); err != nil {
+				return cli.Usagef("capture: -o %w", err)
 			}
 			if name != "" {
 				d.Name = name
@@ -57,7 +69,10 @@ root. See docs/capture.md.`,
 			if err != nil {
 				return err
 			}
-			if err := writeFileAtomic(out, func(f *os.File) error { _, err := f.Write(data); return err }); err != nil {
+			if _, err := file.Write(data); err != nil {
+				return fmt.Errorf("capture: write %s: %w", out, err)
+			}
+			if err := file.Commit(); err != nil {
 				return fmt.Errorf("capture: %w", err)
 			}
 			reportUnreadable(cmd.ErrOrStderr(), out, d.Unreadable)
@@ -72,16 +87,15 @@ root. See docs/capture.md.`,
 	return cmd
 }
 
-// checkOutput refuses a directory, and an existing file unless force.
-func checkOutput(path string, force bool) error {
+// checkOutput refuses a directory and any other file that is not a
+// regular one (a description is a file hwpemu reads back).
+func checkOutput(path string) error {
 	fi, err := os.Stat(path)
 	switch {
 	case err == nil && fi.IsDir():
 		return cli.Usagef("capture: %s is a directory", path)
 	case err == nil && !fi.Mode().IsRegular():
 		return cli.Usagef("capture: %s is not a regular file", path)
-	case err == nil && !force:
-		return fmt.Errorf("capture: %s exists (use --force to replace it)", path)
 	}
 	return nil
 }
@@ -95,5 +109,5 @@ func reportUnreadable(w io.Writer, out string, list []emu.Unreadable) {
 	for _, u := range list {
 		parts = append(parts, u.Path+": "+u.Error)
 	}
-	fmt.Fprintf(w, "hwpprobe: capture: could not read %d item(s), listed under unreadable in %s: %s\n", len(list), out, strings.Join(parts, "; "))
+	cli.Linef(w, "hwpprobe", "capture: could not read %d item(s), listed under unreadable in %s: %s", len(list), out, strings.Join(parts, "; "))
 }
