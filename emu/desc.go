@@ -218,8 +218,12 @@ type MSR struct {
 	Value uint64 `yaml:"value"`
 	// Kind is empty for a constant; otherwise one of: tsc, mperf, aperf,
 	// idle (C-state residency: idle fraction x TSC), hwp_request, epb,
-	// perf_ctl, perf_status, cppc_req, energy:<domain>, or energy:thiscore
-	// (AMD's per-core energy register: the reading CPU's core only).
+	// perf_ctl, perf_status, cppc_req, energy:<domain>, energy:thiscore
+	// (AMD's per-core energy register: the reading CPU's core only),
+	// pkg_power_limit (MSR_PKG_POWER_LIMIT: the limits the model enforces,
+	// written through powercap; the address must be rapl.limit_msr),
+	// limit_reasons (MSR_CORE_PERF_LIMIT_REASONS as the model sets it) or
+	// hwp_status (IA32_HWP_STATUS with the model's excursion bit).
 	Kind string `yaml:"kind"`
 	// CoreType restricts the entry to CPUs of that type (per-core-type
 	// HWP capabilities); empty applies to all.
@@ -231,7 +235,8 @@ type MSR struct {
 }
 
 var msrKinds = []string{"", "tsc", "mperf", "aperf", "idle", "hwp_request", "epb", "perf_ctl", "perf_status", "cppc_req",
-	"energy:pkg", "energy:core", "energy:uncore", "energy:dram", "energy:psys", "energy:thiscore"}
+	"energy:pkg", "energy:core", "energy:uncore", "energy:dram", "energy:psys", "energy:thiscore",
+	"pkg_power_limit", "limit_reasons", "hwp_status"}
 
 // ParseDescription decodes and checks a YAML machine description. Unknown
 // fields are an error so that a typo never silently drops a value. Errors
@@ -405,6 +410,9 @@ func (d *Description) validateMSRs(ncpu int) error {
 		}
 		if m.Source == "" {
 			return fieldErrorf(f+".source", "msr %#x (%s): no source", m.Addr, m.Name)
+		}
+		if m.Kind == "pkg_power_limit" && (m.Addr != d.RAPL.LimitMSR || m.CoreType != "" || m.CPUs != "") {
+			return fieldErrorf(f+".kind", "msr %#x: kind pkg_power_limit needs the address of rapl.limit_msr (%#x), for all CPUs", m.Addr, d.RAPL.LimitMSR)
 		}
 		if m.CPUs != "" {
 			l, err := cpuList(m.CPUs, ncpu)

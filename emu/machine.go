@@ -60,6 +60,11 @@ func WithClock(now func() time.Time) Option { return func(m *Machine) { m.now = 
 // created: create it before mounting the emulated /proc/stat).
 func WithLoad(l LoadSource) Option { return func(m *Machine) { m.load = l } }
 
+// WithTimeScale divides the power-limit time windows (and the thermal
+// time constants) by scale, so that a test sees in seconds what takes
+// minutes (default 1; values <= 0 mean 1).
+func WithTimeScale(scale float64) Option { return func(m *Machine) { m.timeScale = scale } }
+
 // WithEnergyStart sets the energy, in joules, every RAPL domain has
 // consumed at start, so that a test sees the 32-bit counters wrap soon
 // (default 0).
@@ -139,6 +144,7 @@ type Machine struct {
 	now         func() time.Time
 	load        LoadSource
 	energyStart float64
+	timeScale   float64 // divides tau (WithTimeScale)
 
 	msrs    map[msrKey]MSR    // the description's registers by address and core type
 	cpuMSRs map[cpuMSRKey]MSR // entries restricted to CPU lists, by CPU
@@ -169,7 +175,8 @@ type cpu struct {
 	ct           *CoreType
 	online       bool
 
-	regs map[uint32]uint64 // registers the model writes (HWP_REQUEST, EPB, PERF_CTL, CPPC_REQ)
+	regs      map[uint32]uint64 // registers the model writes (HWP_REQUEST, EPB, PERF_CTL, CPPC_REQ)
+	hwpStatus uint64            // IA32_HWP_STATUS bits the model set (sticky: nothing clears them)
 
 	// cpufreq policy state
 	governor      string
@@ -189,9 +196,11 @@ type cpu struct {
 	op            opPoint // cached frequency and power for the current request
 }
 
-// pkgState holds a package's energy counters in joules.
+// pkgState holds a package's energy counters in joules and its power
+// limit state (limits.go).
 type pkgState struct {
 	joules map[string]float64
+	limits limitState
 }
 
 // New builds a machine from a parsed description.
@@ -211,6 +220,9 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 	m.indexCPUID()
 	for _, o := range opts {
 		o(m)
+	}
+	if m.timeScale <= 0 {
+		m.timeScale = 1
 	}
 	m.boot = m.now()
 	m.last = m.boot
@@ -232,7 +244,7 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 				coreID++
 			}
 		}
-		m.pkgs = append(m.pkgs, &pkgState{joules: map[string]float64{}})
+		m.pkgs = append(m.pkgs, &pkgState{joules: map[string]float64{}, limits: m.initLimits(p)})
 	}
 	for _, off := range d.Offline {
 		if off <= 0 || off >= len(m.cpus) {
@@ -366,6 +378,12 @@ func (m *Machine) readMSR(c *cpu, addr uint32) (uint64, error) {
 		return uint64(math.Round(c.lastMHz/float64(m.desc.BusMHz))) << 8, nil
 	case "hwp_request", "epb", "perf_ctl", "cppc_req":
 		return c.regs[addr], nil
+	case "pkg_power_limit":
+		return m.pkgs[c.pkg].limits.reg, nil
+	case "limit_reasons":
+		return m.pkgs[c.pkg].limits.reasons, nil
+	case "hwp_status":
+		return r.Value | c.hwpStatus, nil
 	}
 	dom := strings.TrimPrefix(r.Kind, "energy:")
 	j := 0.0

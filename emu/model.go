@@ -141,8 +141,9 @@ func parseStatTicks(name string, b []byte) ([][2]uint64, error) {
 
 // advance brings every counter up to the clock's present: over the
 // interval since the last call each online CPU was busy for the load
-// source's fraction, at the frequency its current request gives; energy
-// follows the power model. Caller holds m.mu.
+// source's fraction, at the frequency its current request gives, lowered
+// where a package's power limit holds (limits.go); energy follows the
+// power model. Caller holds m.mu.
 func (m *Machine) advance() {
 	now := m.now()
 	dt := now.Sub(m.last).Seconds()
@@ -156,62 +157,54 @@ func (m *Machine) advance() {
 		m.busy = m.load.Busy()
 		m.loadAt = now
 	}
-	busy := m.busy
-	tscHz := float64(m.desc.TSCMHz) * 1e6
+	for i, ps := range m.pkgs {
+		before := ps.joules["pkg"]
+		m.runPackage(ps, m.demand(i), dt)
+		m.psysJ += ps.joules["pkg"] - before
+	}
+	m.psysJ += m.desc.Power.PlatformW * dt
+}
+
+// demand collects package pkg's load: every online CPU's busy fraction,
+// requested frequency, floor and power coefficient.
+func (m *Machine) demand(pkg int) *pkgDemand {
 	p := m.desc.Power
-	pkgCoreW := make([]float64, len(m.pkgs))
-	pkgBusy := make([]float64, len(m.pkgs))
-	pkgN := make([]int, len(m.pkgs))
+	d := &pkgDemand{exp: p.Exponent}
+	busy := 0.0
 	for _, c := range m.cpus {
-		if !c.online {
+		if !c.online || c.pkg != pkg {
 			continue
 		}
 		b := 0.0
-		if len(busy) > 0 {
-			b = math.Min(1, math.Max(0, busy[c.n%len(busy)]))
+		if len(m.busy) > 0 {
+			b = math.Min(1, math.Max(0, m.busy[c.n%len(m.busy)]))
 		}
 		op := m.operatingPoint(c)
-		mhz := op.mhz
-		c.lastMHz = mhz
-		c.mperf += b * dt * tscHz
-		c.aperf += b * dt * mhz * 1e6
-		c.idle += (1 - b) * dt * tscHz
-		c.busySec += b * dt
-		w := b * op.busyW
-		c.joules += w * dt
-		pkgCoreW[c.pkg] += w
-		pkgBusy[c.pkg] += b
-		pkgN[c.pkg]++
+		d.cpus = append(d.cpus, cpuDemand{c: c, b: b, mhz: op.mhz, floor: op.floorMHz, minMHz: op.minMHz, coef: op.coef})
+		busy += b
 	}
-	total := 0.0
-	for i, ps := range m.pkgs {
-		mean := 0.0
-		if pkgN[i] > 0 {
-			mean = pkgBusy[i] / float64(pkgN[i])
-		}
-		uncore := p.UncoreW * mean
-		pkgW := p.IdleW + uncore + pkgCoreW[i]
-		dram := p.DRAMW + p.DRAMBusyW*mean
-		ps.joules["pkg"] += pkgW * dt
-		ps.joules["core"] += pkgCoreW[i] * dt
-		ps.joules["uncore"] += uncore * dt
-		ps.joules["dram"] += dram * dt
-		total += pkgW
+	mean := 0.0
+	if len(d.cpus) > 0 {
+		mean = busy / float64(len(d.cpus))
 	}
-	m.psysJ += (total + p.PlatformW) * dt
+	d.fixedW = p.IdleW + p.UncoreW*mean
+	return d
 }
 
-// opPoint is a CPU's modelled frequency and its power when fully busy,
-// for one value of its request register.
+// opPoint is a CPU's requested frequency, the bounds the hardware keeps
+// it in, and its power coefficient, for one value of its request
+// register.
 type opPoint struct {
-	req   uint64 // the request register value it was computed for
-	valid bool
-	mhz   float64
-	busyW float64
+	req      uint64 // the request register value it was computed for
+	valid    bool
+	mhz      float64 // what the request gives (deliveredMHz)
+	floorMHz float64 // the lowest the hardware runs it at: HWP Lowest (AMD: CPPC lowest)
+	minMHz   float64 // the request's minimum (the excursion threshold)
+	coef     float64 // busy power = coef x f^exponent (W, f in MHz)
 }
 
-// operatingPoint returns c's frequency and busy power, recomputed only
-// when its request register changed (advance runs on every read).
+// operatingPoint returns c's operating point, recomputed only when its
+// request register changed (advance runs on every read).
 func (m *Machine) operatingPoint(c *cpu) opPoint {
 	var req uint64 // the register deliveredMHz reads; none without a driver
 	switch m.desc.Driver.Name {
@@ -224,12 +217,33 @@ func (m *Machine) operatingPoint(c *cpu) opPoint {
 		return c.op
 	}
 	mhz, ref := m.deliveredMHz(c)
-	w := 0.0
+	op := opPoint{req: req, valid: true, mhz: mhz, floorMHz: mhz, minMHz: 0}
 	if ref > 0 {
-		w = c.ct.ActiveW * math.Pow(mhz/ref, m.desc.Power.Exponent)
+		op.coef = c.ct.ActiveW / math.Pow(ref, m.desc.Power.Exponent)
 	}
-	c.op = opPoint{req: req, valid: true, mhz: mhz, busyW: w}
+	op.floorMHz, op.minMHz = m.requestBounds(c, mhz)
+	c.op = op
 	return c.op
+}
+
+// requestBounds returns the lowest frequency the hardware runs c at and
+// the minimum c's request asks for: HWP Lowest and HWP_REQUEST.min (AMD:
+// CPPC lowest and CPPC_REQ.min), in MHz; without a driver both are mhz.
+func (m *Machine) requestBounds(c *cpu, mhz float64) (floor, minMHz float64) {
+	switch m.desc.Driver.Name {
+	case "intel_pstate":
+		v, _ := m.constMSR(c, msrHWPCapabilities)
+		caps := hwp.DecodeCapabilities(v)
+		r := hwp.DecodeRequest(c.regs[msrHWPRequest])
+		k := float64(c.ct.PerfKHz) / 1000
+		return float64(caps.Lowest) * k, float64(r.Min) * k
+	case "amd-pstate-epp":
+		cp := m.amdCaps(c)
+		r := hwp.DecodeCPPCReq(c.regs[msrCPPCReq])
+		k := float64(c.ct.NominalMHz) / float64(cp.nominal)
+		return float64(cp.lowest) * k, float64(r.Min) * k
+	}
+	return mhz, mhz
 }
 
 // deliveredMHz is the frequency a busy CPU runs at under its current

@@ -468,8 +468,12 @@ func (m *Machine) putConstraints(root *vfs.Dir, dir string, pkg int) {
 	for i, c := range rapl.PowercapConstraints(lim, units) {
 		pre := fmt.Sprintf("%sconstraint_%d_", dir, i)
 		root.Put(pre+"name", vfs.Const(c.Name))
-		root.Put(pre+"power_limit_uw", vfs.Const(itoa(c.PowerLimitUW)))
-		root.Put(pre+"time_window_us", vfs.Const(itoa(c.TimeWindowUS)))
+		if m.pkgs[pkg].limits.has { // the model's register: writable as intel_rapl makes it
+			m.putLiveConstraint(root, pre, pkg, i)
+		} else {
+			root.Put(pre+"power_limit_uw", vfs.Const(itoa(c.PowerLimitUW)))
+			root.Put(pre+"time_window_us", vfs.Const(itoa(c.TimeWindowUS)))
+		}
 		maxP := info & 0x7fff // thermal spec power for PL1
 		if i == 1 {
 			maxP = info >> 32 & 0x7fff // maximum power for PL2

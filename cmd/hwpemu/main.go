@@ -41,6 +41,7 @@ const (
 type machineFlags struct {
 	energyStart float64   // joules already counted by every RAPL domain
 	busy        busyValue // fixed busy fractions of the CPUs; nil: follow the host
+	timeScale   float64   // divides the model's time constants
 	debug       bool      // log FUSE requests
 }
 
@@ -54,13 +55,15 @@ func (f *machineFlags) register(cmd *cobra.Command) {
 		"joules every RAPL energy counter has counted at start, 0 to 1e9 (a value near the 32-bit wrap tests wrap handling)")
 	busyFlag(cmd.Flags(), &f.busy,
 		"make every emulated CPU this busy (0 to 1) instead of following the host CPUs' load (repeatable counters and energy); a comma-separated list gives CPU n the n-th fraction, repeated")
+	cli.FloatVar(cmd.Flags(), &f.timeScale, "time-scale", 1, 0.001, 1e6,
+		"divide the power limits' time windows (tau) by this, 0.001 to 1e6, so that tests see in seconds what takes minutes")
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request to stderr")
 }
 
 // load returns the machine named by name with opts and then the flags
 // applied (--busy overrides a load source in opts).
 func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, error) {
-	opts = append([]emu.Option{emu.WithEnergyStart(f.energyStart)}, opts...)
+	opts = append([]emu.Option{emu.WithEnergyStart(f.energyStart), emu.WithTimeScale(f.timeScale)}, opts...)
 	if f.busy != nil {
 		opts = append(opts, emu.WithLoad(emu.ConstLoad(f.busy))) // last: wins
 	}
@@ -74,6 +77,7 @@ func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, erro
 // banner is the line every hwpemu command prints on stderr.
 func banner(w io.Writer, m *emu.Machine) {
 	cli.Linef(w, "hwpemu", "emulated %s (not real hardware)", m.Name())
+	cli.Linef(w, "hwpemu", "model: %s", m.Summary())
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {

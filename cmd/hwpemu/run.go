@@ -166,7 +166,8 @@ func exitStatus(early syscall.Signal, st *os.ProcessState) error {
 
 // args returns the flags as they are given again to the server.
 func (f *machineFlags) args() []string {
-	a := []string{"--energy-start=" + strconv.FormatFloat(f.energyStart, 'g', -1, 64)}
+	a := []string{"--energy-start=" + strconv.FormatFloat(f.energyStart, 'g', -1, 64),
+		"--time-scale=" + strconv.FormatFloat(f.timeScale, 'g', -1, 64)}
 	if f.busy != nil {
 		a = append(a, "--busy="+f.busy.String())
 	}

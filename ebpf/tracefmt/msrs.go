@@ -8,11 +8,14 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/regs"
 )
 
 // DefaultMSRs are the registers `hwpprobe trace` watches by default: what
-// intel_pstate, intel_epb and amd-pstate write (design.md section 1).
+// intel_pstate, intel_epb and amd-pstate write (design.md section 1), and
+// MSR_PKG_POWER_LIMIT, which intel_rapl writes when a powercap constraint
+// is (drivers/powercap/intel_rapl_msr.c, rapl_msr_update_func()).
 var DefaultMSRs = []uint32{
 	hwp.MSR_IA32_PM_ENABLE,
 	hwp.MSR_IA32_HWP_REQUEST_PKG,
@@ -22,6 +25,7 @@ var DefaultMSRs = []uint32{
 	hwp.MSR_IA32_PERF_CTL,
 	hwp.MSR_AMD_CPPC_ENABLE,
 	hwp.MSR_AMD_CPPC_REQ,
+	rapl.MSR_PKG_POWER_LIMIT,
 }
 
 // ErrBadMSR is wrapped by ParseMSRs' errors.

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
+)
+
+// TestRecordPowerLimits records under `hwpemu run --busy 1 --time-scale 4
+// mtl-165u` while every CPU is switched to the performance governor, then
+// writes a powercap constraint. The time scale makes PL1's 28 s window 7 s,
+// so PL1's average reaches 15 W 7 s x ln((57 - 0.8) / (57 - 15)) = 2.04 s
+// after the switch (docs/emulator.md); before that the package is held at
+// PL2, 57 W (the performance request on all 14 CPUs would draw more). The
+// recording shows: intervals at 57 W, then at 15 W (the run goes on 3.5 s
+// after the switch), MSR_CORE_PERF_LIMIT_REASONS with PL2 (bit 11)
+// then PL1 (bit 10) active and both logged; lowering PL1 to 10 W through
+// powercap keeps PL1 the limit;
+// HWP_STATUS bit 2 (excursion to minimum) is set; the powercap write is a
+// write of MSR_PKG_POWER_LIMIT in the trace, made by the shell.
+func TestRecordPowerLimits(t *testing.T) {
+	dir := t.TempDir()
+	hwpemu, err := testbin.Build(dir, "../hwpemu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "limits.rec")
+	const cpu = "/sys/devices/system/cpu/"
+	script := "for f in " + cpu + "cpufreq/policy*/scaling_governor; do echo performance > $f; done; sleep 3.5; " +
+		"echo 10000000 > /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw; " +
+		"dd if=/dev/cpu/0/msr iflag=skip_bytes skip=$((0x777)) bs=8 count=1 2>/dev/null | od -An -tx8 > " + filepath.Join(dir, "hwp_status")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpemu, "run", "--busy", "1", "--time-scale", "4", "mtl-165u", "--",
+		hwpprobeBin, "record", "-o", out, "-i", "100ms", "--", "sh", "-c", script)
+	cmd.WaitDelay = 5 * time.Second
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("hwpemu run ... record did not end within 2 minutes\n%s", b)
+	}
+	if err != nil {
+		t.Fatalf("hwpemu run ... record: %v\n%s", err, b)
+	}
+	if !strings.Contains(string(b), "hwpemu: model: power limits PL1 15 W over 7 s, PL2 57 W over 0.61 ms") {
+		t.Errorf("no model summary line:\n%s", b)
+	}
+	rec := readRec(t, out)
+	run := rec.Runs[0]
+	col := run.PackageColumn("PkgWatt")
+	var watts, secs []float64
+	var reasons []uint64
+	for _, s := range run.Samples {
+		for _, p := range s.Packages {
+			if w := p.Value(col); w.Valid() {
+				watts = append(watts, float64(w))
+				secs = append(secs, float64(s.IntervalNs)/1e9)
+			}
+			if r, ok := p.Reg(hwp.MSR_CORE_PERF_LIMIT_REASONS); ok {
+				reasons = append(reasons, r)
+			}
+		}
+	}
+	if len(watts) < 10 || len(reasons) < 10 {
+		t.Fatalf("%d PkgWatt values, %d limit reasons", len(watts), len(reasons))
+	}
+	// One interval's figure carries the jitter of reading the counters
+	// through FUSE a little apart from the sampler's clock (on a loaded
+	// host, a read late by a quarter second doubles one interval's
+	// watts); over a phase the energies add up and only its ends keep
+	// that error, so the phase's energy over its time is compared, within
+	// 5% (TestPowerLimits in package emu checks the model exactly). A
+	// phase's intervals are those whose limit reason is that of the
+	// interval before and after (the ones around a change straddle two
+	// phases).
+	for _, ph := range []struct {
+		name  string
+		bit   uint64
+		watts float64
+	}{{"PL2", 1 << 11, 57}, {"PL1", 1 << 10, 15}} {
+		joules, sec, n := 0.0, 0.0, 0
+		for i := 1; i+1 < len(watts) && i+1 < len(reasons); i++ {
+			if reasons[i-1]&ph.bit != 0 && reasons[i]&ph.bit != 0 && reasons[i+1]&ph.bit != 0 {
+				joules += watts[i] * secs[i]
+				sec += secs[i]
+				n++
+			}
+		}
+		if n < 3 || math.Abs(joules/sec-ph.watts) > ph.watts/20 {
+			t.Errorf("%s phase: %d intervals, %.2f W over them, want %g W within 5%%; PkgWatt %.1f, reasons %#x",
+				ph.name, n, joules/sec, ph.watts, watts, reasons)
+		}
+	}
+	if last := reasons[len(reasons)-1]; last&(1<<10) == 0 || last&(1<<26) == 0 || last&(1<<27) == 0 {
+		t.Errorf("limit reasons at the end %#x: want PL1 (bit 10) and both logs (26, 27)", last)
+	}
+	st, err := readFileTrim(filepath.Join(dir, "hwp_status"))
+	if v, perr := strconv.ParseUint(st, 16, 64); err != nil || perr != nil || v&4 == 0 {
+		t.Errorf("cpu0 IA32_HWP_STATUS %q (%v): want bit 2, excursion to minimum", st, err)
+	}
+	found := false
+	for _, e := range run.Trace {
+		found = found || (e.Emulated && e.MSR == 0x610 && e.Comm == "sh" && e.Old == 0x004281c800dd8078 && e.Value == 0x004281c800dd8050)
+	}
+	if !found {
+		t.Errorf("no emulated MSR_PKG_POWER_LIMIT write 0x004281c800dd8078 -> 0x004281c800dd8050 by sh in the trace: %+v", run.Trace)
+	}
+}
+
+func readFileTrim(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	return strings.TrimSpace(string(b)), err
+}

@@ -1,0 +1,264 @@
+package emu
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/hwpprobe/hwpprobe/rapl"
+)
+
+// MSR_CORE_PERF_LIMIT_REASONS (0x64F) bits the model sets, from the SDM's
+// table for the 6th generation and later Intel Core processors (vol. 4,
+// MSR 64FH): bit 0 PROCHOT Status, 1 Thermal Status, 10 Package-Level
+// Power Limiting PL1 Status, 11 PL2 Status; each status bit n has its
+// sticky log at bit n+16.
+const (
+	reasonProchot = 0
+	reasonThermal = 1
+	reasonPL1     = 10
+	reasonPL2     = 11
+	reasonLog     = 16 // log bit = status bit + reasonLog
+)
+
+// hwpStatusExcursion is IA32_HWP_STATUS bit 2, Excursion To Minimum (SDM
+// vol. 3B, HWP status): the delivered performance went below the
+// request's Minimum_Performance.
+const hwpStatusExcursion = 1 << 2
+
+// limitState is a package's power limits: MSR_PKG_POWER_LIMIT and the
+// exponentially weighted average of package power each limit holds.
+type limitState struct {
+	has     bool   // the package has a pkg_power_limit register
+	reg     uint64 // MSR_PKG_POWER_LIMIT
+	ewma    [2]float64
+	reasons uint64 // MSR_CORE_PERF_LIMIT_REASONS: status 15:0, log 31:16
+	watts   float64
+	scale   float64 // the last interval's frequency scale (1: not limited)
+}
+
+// pl is one power limit as the model uses it.
+type pl struct {
+	watts   float64
+	tau     float64 // seconds, after the time scale
+	enabled bool
+}
+
+// initLimits reads package p's MSR_PKG_POWER_LIMIT from the description;
+// the averages start at the package's idle power (assumed: the machine
+// was idle before it was emulated).
+func (m *Machine) initLimits(p int) limitState {
+	var l limitState
+	for _, r := range m.desc.MSRs {
+		if r.Kind == "pkg_power_limit" {
+			l.has, l.reg = true, r.Value
+		}
+	}
+	l.ewma = [2]float64{m.desc.Power.IdleW, m.desc.Power.IdleW}
+	l.scale = 1
+	return l
+}
+
+// limits decodes the register with the machine's RAPL units: PL1 and PL2
+// with their time windows divided by the time scale.
+func (m *Machine) limits(l *limitState) [2]pl {
+	if !l.has {
+		return [2]pl{}
+	}
+	u := rapl.DecodePowerUnit(m.msrs[msrKey{m.desc.RAPL.UnitMSR, ""}].Value)
+	d := rapl.DecodePowerLimit(l.reg, u)
+	var out [2]pl
+	for i, x := range []rapl.Limit{d.PL1, d.PL2} {
+		out[i] = pl{watts: x.Power, tau: x.Window / m.timeScale, enabled: x.Enabled && x.Power > 0}
+	}
+	return out
+}
+
+// cpuDemand is what one busy CPU asks for over an interval.
+type cpuDemand struct {
+	c      *cpu
+	b      float64 // busy fraction
+	mhz    float64 // the frequency its request gives (deliveredMHz)
+	floor  float64 // the lowest the hardware runs it at (HWP Lowest)
+	minMHz float64 // the request's minimum, for the excursion bit
+	coef   float64 // busy power = coef x f^exponent
+}
+
+// pkgDemand is a package's load over an interval.
+type pkgDemand struct {
+	cpus   []cpuDemand
+	fixedW float64 // idle + uncore x mean busy: not scaled with frequency
+	exp    float64
+}
+
+// freq is the frequency CPU d runs at under scale s: the request's
+// frequency times s, never below the hardware's lowest (the rule the model
+// uses to share a power budget: every busy CPU gives up the same fraction
+// of its requested frequency).
+func (d *cpuDemand) freq(s float64) float64 { return max(d.floor, s*d.mhz) }
+
+// coreW is the package's core power at scale s.
+func (p *pkgDemand) coreW(s float64) float64 {
+	w := 0.0
+	for i := range p.cpus {
+		d := &p.cpus[i]
+		w += d.b * d.coef * math.Pow(d.freq(s), p.exp)
+	}
+	return w
+}
+
+// solveScale returns the largest scale in [0,1] whose core power is at
+// most budget (bisection: power rises with the scale), 0 when even the
+// floors exceed it.
+func (p *pkgDemand) solveScale(budget float64) float64 {
+	if p.coreW(1) <= budget {
+		return 1
+	}
+	lo, hi := 0.0, 1.0
+	for range 60 {
+		mid := (lo + hi) / 2
+		if p.coreW(mid) <= budget {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return lo
+}
+
+// binding reports whether limit i holds the package's power now: enabled
+// and its average has reached the limit.
+func (l *limitState) binding(p pl, i int) bool {
+	return p.enabled && l.ewma[i] >= p.watts*(1-1e-12)
+}
+
+// runPackage advances package ps over dt seconds of demand d, solving the
+// limits exactly: within the interval the power is constant between the
+// moments a limit's average reaches it, so the interval is cut there and
+// each piece advances the averages in closed form, E' = P + (E - P) x
+// exp(-t/tau). The result does not depend on how often the machine is
+// read. It returns the package power of the last piece.
+func (m *Machine) runPackage(ps *pkgState, d *pkgDemand, dt float64) float64 {
+	l := &ps.limits
+	lim := m.limits(l)
+	full := d.fixedW + d.coreW(1)
+	w := full
+	for piece := 0; dt > 0; piece++ {
+		capW, by := math.Inf(1), -1
+		for i, p := range lim {
+			if l.binding(p, i) && p.watts < capW {
+				capW, by = p.watts, i
+			}
+		}
+		s := 1.0
+		w = full
+		if full > capW {
+			s = d.solveScale(capW - d.fixedW)
+			w = d.fixedW + d.coreW(s)
+		}
+		step, hit := dt, -1
+		for i, p := range lim {
+			if !p.enabled || l.binding(p, i) || w <= p.watts || piece >= 4 {
+				continue
+			}
+			if t := p.tau * math.Log((w-l.ewma[i])/(w-p.watts)); t < step {
+				step, hit = max(t, 0), i
+			}
+		}
+		m.applyPiece(ps, d, s, step)
+		for i, p := range lim {
+			switch {
+			case i == hit:
+				l.ewma[i] = p.watts
+			case p.tau > 0:
+				l.ewma[i] = w + (l.ewma[i]-w)*math.Exp(-step/p.tau)
+			default:
+				l.ewma[i] = w
+			}
+		}
+		l.setReasons(by, s)
+		dt -= step
+	}
+	l.watts = w
+	return w
+}
+
+// setReasons sets the PL1/PL2 status bits for the limit that holds the
+// frequency down (by, with scale s < 1), clears the other, and logs.
+func (l *limitState) setReasons(by int, s float64) {
+	l.scale = s
+	l.reasons &^= 1<<reasonPL1 | 1<<reasonPL2
+	if s >= 1 || by < 0 {
+		return
+	}
+	bit := uint64(1) << (reasonPL1 + by)
+	l.reasons |= bit | bit<<reasonLog
+}
+
+// applyPiece advances the counters of package ps's CPUs over step seconds
+// at scale s: APERF at the delivered frequency, energy at the power it
+// costs, and the excursion bit of any CPU delivered below its minimum.
+func (m *Machine) applyPiece(ps *pkgState, d *pkgDemand, s, step float64) {
+	tscHz := float64(m.desc.TSCMHz) * 1e6
+	coreW := 0.0
+	busy := 0.0
+	for i := range d.cpus {
+		cd := &d.cpus[i]
+		c := cd.c
+		f := cd.freq(s)
+		c.lastMHz = f
+		c.mperf += cd.b * step * tscHz
+		c.aperf += cd.b * step * f * 1e6
+		c.idle += (1 - cd.b) * step * tscHz
+		c.busySec += cd.b * step
+		w := cd.b * cd.coef * math.Pow(f, d.exp)
+		c.joules += w * step
+		coreW += w
+		busy += cd.b
+		if cd.b > 0 && f < cd.minMHz*(1-1e-9) {
+			c.hwpStatus |= hwpStatusExcursion
+		}
+	}
+	p := m.desc.Power
+	mean := 0.0
+	if len(d.cpus) > 0 {
+		mean = busy / float64(len(d.cpus))
+	}
+	uncore := p.UncoreW * mean
+	ps.joules["pkg"] += (d.fixedW + coreW) * step
+	ps.joules["core"] += coreW * step
+	ps.joules["uncore"] += uncore * step
+	ps.joules["dram"] += (p.DRAMW + p.DRAMBusyW*mean) * step
+}
+
+// Summary is one line about what the model enforces and assumes, for
+// hwpemu's banner: the power limits of package 0 with their time windows
+// (after the time scale), or that none is enforced.
+func (m *Machine) Summary() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var parts []string
+	lim := m.limits(&m.pkgs[0].limits)
+	for i, p := range lim {
+		if p.enabled {
+			parts = append(parts, fmt.Sprintf("PL%d %g W over %s", i+1, p.watts, seconds(p.tau)))
+		}
+	}
+	s := "no power limit enforced"
+	if len(parts) > 0 {
+		s = "power limits " + strings.Join(parts, ", ") + " (MSR_PKG_POWER_LIMIT, averaged as the SDM's RAPL)"
+	}
+	if m.timeScale != 1 {
+		s += fmt.Sprintf(", time constants divided by %g", m.timeScale)
+	}
+	return s + "; power and frequency-sharing model assumed (docs/emulator.md)"
+}
+
+// seconds formats a duration in seconds as "28 s" or "2.44 ms".
+func seconds(s float64) string {
+	if s < 1 {
+		return strconv.FormatFloat(s*1000, 'g', 3, 64) + " ms"
+	}
+	return strconv.FormatFloat(s, 'g', 3, 64) + " s"
+}
