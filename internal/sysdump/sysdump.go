@@ -23,9 +23,11 @@ var Registers = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BIAS
 
 // Dump returns path (relative to root) -> content for every regular file
 // under sys/devices/system/cpu ("error: ..." for one that cannot be read,
-// as an amd-pstate EPP outside its table), except an emulated machine's
-// register write log (sysfs.EmulatedWrites: a history, not a setting),
-// and "msr:cpuN:0xADDR" -> value for each of Registers a CPU has.
+// as an amd-pstate EPP outside its table), except what is measured rather
+// than set: an emulated machine's register write log (sysfs.EmulatedWrites,
+// a history) and scaling_cur_freq (the delivered frequency, which moves
+// with load and power limits), and "msr:cpuN:0xADDR" -> value for each of
+// Registers a CPU has.
 func Dump(root string) (map[string]string, error) {
 	out := map[string]string{}
 	base := filepath.Join(root, "sys/devices/system/cpu")
@@ -37,7 +39,7 @@ func Dump(root string) (map[string]string, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
-		if rel == sysfs.EmulatedWrites {
+		if rel == sysfs.EmulatedWrites || d.Name() == "scaling_cur_freq" {
 			return nil
 		}
 		b, err := os.ReadFile(path)
