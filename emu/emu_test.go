@@ -114,7 +114,8 @@ func TestLoadErrors(t *testing.T) {
 		{filepath.Join(dir, "missing.yaml"), ErrUnknownMachine, "unknown machine: open"},
 		{bad, ErrDescription, bad + ":" + fmt.Sprint(bytes.Count(mtl, []byte("\n"))+1) + ": tjmax: unknown field"},
 		{file("empty.yaml", ""), ErrDescription, dir + "/empty.yaml:1: name: missing"},
-		{file("cut.yaml", string(mtl[:len(mtl)/3])), ErrDescription, dir + "/cut.yaml:"},
+		// Cut inside the first register's flow mapping: never valid YAML.
+		{file("cut.yaml", string(mtl[:bytes.Index(mtl, []byte("- {msr: "))+10])), ErrDescription, dir + "/cut.yaml:"},
 		{"/dev/zero", ErrNotRegular, "/dev/zero: not a regular file"},
 		{fifo, ErrNotRegular, fifo + ": not a regular file"},
 		{dir, ErrNotRegular, dir + ": not a regular file"},
