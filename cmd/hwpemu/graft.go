@@ -17,25 +17,26 @@ import (
 )
 
 func newGraftCmd() *cobra.Command {
-	var parent, machine string
+	var parent, machine, model string
 	cmd := &cobra.Command{
 		Use:    graftCmdName + " CMD [ARG...]",
 		Hidden: true,
 		Args:   cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return graftAndExec(cmd.ErrOrStderr(), parent, machine, args)
+			return graftAndExec(cmd.ErrOrStderr(), parent, machine, model, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
 	cmd.Flags().StringVar(&machine, "machine", "", "name of the emulated machine")
+	cmd.Flags().StringVar(&model, "model", "", "the model's one-line summary, printed after the banner")
 	return cmd
 }
 
 // graftAndExec is the grafter: in the server's namespaces, it binds the
 // tree (descriptor 3) over the real paths, prints the banner and executes
 // CMD in its own place, with only the standard streams.
-func graftAndExec(stderr io.Writer, parent, machine string, argv []string) error {
+func graftAndExec(stderr io.Writer, parent, machine, model string, argv []string) error {
 	if err := checkInside(parent, false); err != nil {
 		return err
 	}
@@ -46,6 +47,9 @@ func graftAndExec(stderr io.Writer, parent, machine string, argv []string) error
 		return err
 	}
 	fmt.Fprintf(stderr, "hwpemu: emulated %s (not real hardware)\n", machine)
+	if model != "" {
+		fmt.Fprintf(stderr, "hwpemu: model: %s\n", model)
+	}
 	if err := closeOnExec(); err != nil {
 		return err
 	}
