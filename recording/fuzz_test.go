@@ -7,7 +7,8 @@ import (
 )
 
 // FuzzRead: whatever the bytes, Read returns a recording or an error
-// wrapping one of the package's sentinels, and never panics.
+// wrapping one of the package's sentinels, and never panics; Scan (reused
+// batch buffers) agrees with it on what went wrong and on the rows read.
 func FuzzRead(f *testing.F) {
 	good := writeFileF(f)
 	f.Add(good)
@@ -25,6 +26,27 @@ func FuzzRead(f *testing.F) {
 		}
 		if rec.Problem != nil && !errors.Is(rec.Problem, ErrTruncated) && !errors.Is(rec.Problem, ErrCorrupt) {
 			t.Fatalf("unexpected problem %v", rec.Problem)
+		}
+		rows := 0
+		scanned, err := Scan(bytes.NewReader(b), func(r Record) error {
+			if s, ok := r.(Samples); ok {
+				for _, x := range s.Samples {
+					rows += len(x.CPUs)
+				}
+			}
+			return nil
+		})
+		if err != nil || (scanned.Problem == nil) != (rec.Problem == nil) {
+			t.Fatalf("Scan: err %v, problem %v; Read: problem %v", err, scanned.Problem, rec.Problem)
+		}
+		want := 0
+		for _, r := range rec.Runs {
+			for _, x := range r.Samples {
+				want += len(x.CPUs)
+			}
+		}
+		if rows != want {
+			t.Fatalf("Scan saw %d CPU rows, Read %d", rows, want)
 		}
 	})
 }
