@@ -8,6 +8,7 @@
 package synth
 
 import (
+	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -192,30 +193,43 @@ func (g *Gen) Trace(s int) recording.Trace {
 }
 
 // Inflate decompresses every zstd payload of the recording at path into
-// one reused buffer, decoding nothing: what reading it costs at least.
+// one reused buffer, reading the file as a stream and decoding nothing:
+// what reading it costs at least.
 func Inflate(path string) error {
-	b, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
 	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
 	if err != nil {
 		return err
 	}
 	defer dec.Close()
-	var out []byte
-	for off := 12; off+12 <= len(b); {
-		size := int(binary.LittleEndian.Uint32(b[off+4:]))
-		if off+12+size > len(b) {
-			return fmt.Errorf("%s: truncated at offset %d", path, off)
+	var hdr [12]byte
+	var p, out []byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return err
+	}
+	for {
+		if _, err := io.ReadFull(r, hdr[:]); err == io.EOF {
+			return nil
+		} else if err != nil {
+			return err
 		}
-		p := b[off+12 : off+12+size]
-		if b[off+1] != 0 {
+		size := int(binary.LittleEndian.Uint32(hdr[4:]))
+		if cap(p) < size {
+			p = make([]byte, size)
+		}
+		p = p[:size]
+		if _, err := io.ReadFull(r, p); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if hdr[1] != 0 {
 			if out, err = dec.DecodeAll(p, out[:0]); err != nil {
 				return err
 			}
 		}
-		off += 12 + size
 	}
-	return nil
 }
