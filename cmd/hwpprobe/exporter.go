@@ -1,0 +1,63 @@
+package main
+
+import (
+	"errors"
+	"os/signal"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/exporter"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
+)
+
+func init() { subcommands = append(subcommands, newExporterCmd) }
+
+func newExporterCmd() *cobra.Command {
+	var (
+		o    exporter.Options
+		msrs string
+	)
+	cmd := &cobra.Command{
+		Use:   "exporter [--listen 127.0.0.1:PORT] [-C cpus] [--textfile DIR] [--user nobody]",
+		Short: "Prometheus exporter: HWP/CPPC requests, EPB, governors, delivered MHz, energy, limits, register writes",
+		Long: `exporter serves hwpprobe's figures as Prometheus metrics on GET /metrics
+(text format or OpenMetrics), or writes them for node_exporter's textfile
+collector with --textfile. Figures are refreshed on a scrape, at most once
+per --min-interval; the eBPF tracer counts the kernel's register writes all
+the time. It starts as root, opens the devices and loads the eBPF program,
+then switches to --user. Figures the machine lacks are absent and listed
+once at start. Ctrl-C stops it. See docs/exporter.md.`,
+		Args: cli.ArgsUsage(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.MinInterval < 10*time.Millisecond {
+				return cli.Usagef("--min-interval %v is too short (minimum 10ms)", o.MinInterval)
+			}
+			if o.TextfileDir != "" && !cmd.Flags().Changed("listen") {
+				o.Listen = ""
+			}
+			var err error
+			if o.MSRs, err = tracefmt.ParseMSRFilter(msrs); err != nil {
+				return cli.Usagef("--msr: %w", err)
+			}
+			o.Root, o.Log = global.root, cmd.ErrOrStderr()
+			ctx, stop := signal.NotifyContext(cmd.Context(), cli.StopSignals...)
+			defer stop()
+			err = exporter.Run(ctx, o)
+			if errors.Is(err, exporter.ErrBadCPUList) || errors.Is(err, exporter.ErrBadUser) {
+				return cli.UsageError{Err: err}
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.Listen, "listen", "127.0.0.1:9977", "address to serve /metrics on")
+	cli.CPUListVar(f, &o.CPUs, "CPUs to export, e.g. 0-3,8 (default: every online CPU)")
+	f.StringVar(&o.TextfileDir, "textfile", "", "write DIR/"+exporter.TextfileName+" for node_exporter's textfile collector (then no listener unless --listen)")
+	f.DurationVar(&o.TextfileInterval, "textfile-interval", 15*time.Second, "how often --textfile rewrites the file")
+	f.StringVar(&o.User, "user", "nobody", "user to switch to after opening the devices (root: stay root)")
+	f.DurationVar(&o.MinInterval, "min-interval", exporter.DefaultMinInterval, "shortest time between two refreshes; scrapes in between get the same figures")
+	f.StringVar(&msrs, "msr", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "registers whose writes are counted: names or hex numbers, comma-separated")
+	return cmd
+}

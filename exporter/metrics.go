@@ -1,0 +1,273 @@
+package exporter
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/sampler"
+	"github.com/hwpprobe/hwpprobe/snapshot"
+)
+
+const ns = "hwpprobe_"
+
+var (
+	cpuLabels = []string{"cpu", "core_type", "package"}
+
+	descDelivered = prometheus.NewDesc(ns+"cpu_delivered_frequency_hertz", "Average frequency over the last interval, APERF/interval (turbostat Avg_MHz).", cpuLabels, nil)
+	descBusyFreq  = prometheus.NewDesc(ns+"cpu_busy_frequency_hertz", "Frequency while not idle over the last interval, TSC_MHz x APERF/MPERF (turbostat Bzy_MHz).", cpuLabels, nil)
+	descBusy      = prometheus.NewDesc(ns+"cpu_busy_ratio", "Share of the last interval the CPU was not idle, MPERF/TSC (turbostat Busy%/100).", cpuLabels, nil)
+	descTSC       = prometheus.NewDesc(ns+"cpu_tsc_frequency_hertz", "TSC rate over the last interval (turbostat TSC_MHz).", cpuLabels, nil)
+	descCoreTemp  = prometheus.NewDesc(ns+"cpu_temperature_celsius", "Core temperature: TjMax minus IA32_THERM_STATUS's readout.", cpuLabels, nil)
+
+	descCPUFreqInfo = prometheus.NewDesc(ns+"cpufreq_info", "The cpufreq driver, governor and EPP string of a CPU (value 1).", append(cpuLabels[:3:3], "driver", "governor", "epp"), nil)
+	descScalingMin  = prometheus.NewDesc(ns+"cpufreq_scaling_min_hertz", "cpufreq scaling_min_freq.", cpuLabels, nil)
+	descScalingMax  = prometheus.NewDesc(ns+"cpufreq_scaling_max_hertz", "cpufreq scaling_max_freq.", cpuLabels, nil)
+	descInfoMin     = prometheus.NewDesc(ns+"cpufreq_cpuinfo_min_hertz", "cpufreq cpuinfo_min_freq.", cpuLabels, nil)
+	descInfoMax     = prometheus.NewDesc(ns+"cpufreq_cpuinfo_max_hertz", "cpufreq cpuinfo_max_freq.", cpuLabels, nil)
+
+	descReqMin     = prometheus.NewDesc(ns+"hwp_request_min_perf", "Minimum performance field of IA32_HWP_REQUEST (AMD: MSR_AMD_CPPC_REQ).", cpuLabels, nil)
+	descReqMax     = prometheus.NewDesc(ns+"hwp_request_max_perf", "Maximum performance field of IA32_HWP_REQUEST (AMD: MSR_AMD_CPPC_REQ).", cpuLabels, nil)
+	descReqDesired = prometheus.NewDesc(ns+"hwp_request_desired_perf", "Desired performance field of IA32_HWP_REQUEST (AMD: MSR_AMD_CPPC_REQ); 0 lets the hardware choose.", cpuLabels, nil)
+	descReqEPP     = prometheus.NewDesc(ns+"hwp_request_epp", "Energy-performance preference field of IA32_HWP_REQUEST (AMD: MSR_AMD_CPPC_REQ): 0 performance .. 255 power.", cpuLabels, nil)
+	descCapHighest = prometheus.NewDesc(ns+"hwp_capabilities_highest_perf", "Highest performance of IA32_HWP_CAPABILITIES (AMD: MSR_AMD_CPPC_CAP1).", cpuLabels, nil)
+	descCapGuar    = prometheus.NewDesc(ns+"hwp_capabilities_guaranteed_perf", "Guaranteed performance of IA32_HWP_CAPABILITIES (AMD: nominal performance of MSR_AMD_CPPC_CAP1).", cpuLabels, nil)
+	descCapEff     = prometheus.NewDesc(ns+"hwp_capabilities_most_efficient_perf", "Most efficient performance of IA32_HWP_CAPABILITIES (AMD: lowest non-linear performance).", cpuLabels, nil)
+	descCapLowest  = prometheus.NewDesc(ns+"hwp_capabilities_lowest_perf", "Lowest performance of IA32_HWP_CAPABILITIES (AMD: MSR_AMD_CPPC_CAP1).", cpuLabels, nil)
+	descEPB        = prometheus.NewDesc(ns+"energy_perf_bias", "IA32_ENERGY_PERF_BIAS (0 performance .. 15 power saving), from the register, else from sysfs energy_perf_bias.", cpuLabels, nil)
+
+	descEnergy    = prometheus.NewDesc(ns+"energy_joules_total", "RAPL energy of a domain since the exporter started (counter wraps corrected).", []string{"package", "domain"}, nil)
+	descPkgTemp   = prometheus.NewDesc(ns+"package_temperature_celsius", "Package temperature: TjMax minus IA32_PACKAGE_THERM_STATUS's readout.", []string{"package"}, nil)
+	descLimitSecs = prometheus.NewDesc(ns+"limit_reason_seconds_total", "Seconds a limit reason of MSR_CORE_PERF_LIMIT_REASONS was active, sampled at each refresh and counted for the interval before it.", []string{"package", "reason"}, nil)
+
+	descWrites     = prometheus.NewDesc(ns+"msr_writes_total", "Register writes seen by the eBPF tracer (origin kernel) or made by an emulated machine's model (origin emulated), by register and writing command.", []string{"msr", "register", "comm", "origin"}, nil)
+	descWritesLost = prometheus.NewDesc(ns+"msr_writes_lost_total", "Traced register writes lost (ring buffer full, or rotated out of an emulated machine's log).", nil, nil)
+
+	descEmulated       = prometheus.NewDesc(ns+"emulated_info", "Present when the machine is emulated by hwpemu: every figure is emulated (value 1).", []string{"machine"}, nil)
+	descScrapeDuration = prometheus.NewDesc(ns+"scrape_duration_seconds", "How long the last refresh of the figures took.", nil, nil)
+	descScrapeErrors   = prometheus.NewDesc(ns+"scrape_errors_total", "Refreshes in which a source failed.", nil, nil)
+	descRefreshes      = prometheus.NewDesc(ns+"refreshes_total", "Refreshes of the figures (at most one per minimum interval, however many scrapers).", nil, nil)
+)
+
+// domains names the RAPL domains in sampler.Package's order of watts.
+var domains = [...]string{"package", "core", "gpu", "dram", "psys"}
+
+// state holds the counters accumulated over refreshes.
+type state struct {
+	sample    sampler.Sample
+	joules    [][len(domains)]float64
+	hasJoules [][len(domains)]bool
+	limits    map[limitKey]float64
+	table     *hwp.LimitTable
+	errors    float64
+	refreshes float64
+}
+
+type limitKey struct {
+	pkg    int
+	reason string
+}
+
+func newState(st *sampler.Setup) state {
+	return state{
+		joules:    make([][len(domains)]float64, len(st.Packages)),
+		hasJoules: make([][len(domains)]bool, len(st.Packages)),
+		limits:    map[limitKey]float64{},
+	}
+}
+
+// builder collects the metrics of one refresh.
+type builder struct{ ms []prometheus.Metric }
+
+func (b *builder) add(d *prometheus.Desc, t prometheus.ValueType, v float64, labels ...string) {
+	b.ms = append(b.ms, prometheus.MustNewConstMetric(d, t, v, labels...))
+}
+
+func (b *builder) value(d *prometheus.Desc, v sampler.Value, scale float64, labels ...string) {
+	if v.OK() {
+		b.add(d, prometheus.GaugeValue, v.V*scale, labels...)
+	}
+}
+
+func (b *builder) khz(d *prometheus.Desc, v *int64, labels ...string) {
+	if v != nil {
+		b.add(d, prometheus.GaugeValue, float64(*v)*1e3, labels...)
+	}
+}
+
+func (b *builder) perf(d *prometheus.Desc, v uint8, labels ...string) {
+	b.add(d, prometheus.GaugeValue, float64(v), labels...)
+}
+
+// refresh samples every source once and builds the metrics.
+func (c *Collector) refresh(start time.Time) []prometheus.Metric {
+	b := &builder{}
+	st := &c.st
+	st.refreshes++
+	failed := false
+	if err := c.smp.Sample(&st.sample); err != nil {
+		failed = true
+	} else {
+		b.sampled(&st.sample)
+	}
+	if snap, err := c.snapshot(); err != nil {
+		failed = true
+	} else {
+		c.limitTable(snap)
+		for _, g := range snap.Groups {
+			for i := range g.CPUs {
+				b.settings(&g.CPUs[i], c.types)
+			}
+		}
+	}
+	if !failed {
+		st.accumulate(&st.sample)
+		b.counters(st)
+	}
+	if c.writes != nil {
+		if !c.writes.collect(b) {
+			failed = true
+		}
+	}
+	if failed {
+		st.errors++
+	}
+	if e := c.Emulated(); e != "" {
+		b.add(descEmulated, prometheus.GaugeValue, 1, e)
+	}
+	b.add(descScrapeDuration, prometheus.GaugeValue, time.Since(start).Seconds())
+	b.add(descScrapeErrors, prometheus.CounterValue, st.errors)
+	b.add(descRefreshes, prometheus.CounterValue, st.refreshes)
+	return b.ms
+}
+
+// limitTable picks the limit-reason bit names for the CPU model once.
+func (c *Collector) limitTable(s *snapshot.Snapshot) {
+	if c.st.table != nil || s.Machine.Vendor != "GenuineIntel" {
+		return
+	}
+	if t, ok := hwp.CoreLimitTable(uint32(s.Machine.Family), uint32(s.Machine.Model)); ok {
+		c.st.table = &t
+	}
+}
+
+func cpuLabelValues(cpu, pkg int, t sampler.CoreType) []string {
+	return []string{strconv.Itoa(cpu), string(t), strconv.Itoa(pkg)}
+}
+
+// sampled adds the figures over the interval since the last refresh.
+func (b *builder) sampled(s *sampler.Sample) {
+	for i := range s.CPUs {
+		c := &s.CPUs[i]
+		l := cpuLabelValues(c.CPU, c.Package, c.Type)
+		b.value(descDelivered, c.AvgMHz, 1e6, l...)
+		b.value(descBusyFreq, c.BzyMHz, 1e6, l...)
+		b.value(descBusy, c.BusyPct, 0.01, l...)
+		b.value(descTSC, c.TSCMHz, 1e6, l...)
+		b.value(descCoreTemp, c.CoreTmp, 1, l...)
+	}
+	for i := range s.Packages {
+		b.value(descPkgTemp, s.Packages[i].PkgTmp, 1, strconv.Itoa(s.Packages[i].Package))
+	}
+}
+
+// settings adds what one CPU is asked for: cpufreq's settings and the
+// request and capability registers.
+func (b *builder) settings(c *snapshot.CPU, types map[int]sampler.CoreType) {
+	l := cpuLabelValues(c.CPU, c.Package, types[c.CPU])
+	sf := &c.Sysfs
+	if sf.ScalingDriver != nil {
+		b.add(descCPUFreqInfo, prometheus.GaugeValue, 1, append(l, deref(sf.ScalingDriver), deref(sf.ScalingGovernor), deref(sf.EPP))...)
+	}
+	b.khz(descScalingMin, sf.ScalingMinKHz, l...)
+	b.khz(descScalingMax, sf.ScalingMaxKHz, l...)
+	b.khz(descInfoMin, sf.CPUInfoMinKHz, l...)
+	b.khz(descInfoMax, sf.CPUInfoMaxKHz, l...)
+	r := &c.Registers
+	switch {
+	case r.HWPRequest != nil:
+		q := r.HWPRequest
+		b.request(l, q.Min, q.Max, q.Desired, q.EPP)
+	case r.CPPCReq != nil:
+		q := r.CPPCReq
+		b.request(l, q.Min, q.Max, q.Desired, q.EPP)
+	}
+	switch {
+	case r.HWPCapabilities != nil:
+		p := r.HWPCapabilities
+		b.capabilities(l, p.Highest, p.Guaranteed, p.MostEfficient, p.Lowest)
+	case r.CPPCCap1 != nil:
+		p := r.CPPCCap1
+		b.capabilities(l, p.Highest, p.Nominal, p.LowestNonlinear, p.Lowest)
+	}
+	switch {
+	case r.EPB != nil:
+		b.perf(descEPB, r.EPB.Value, l...)
+	case sf.EPB != nil:
+		b.add(descEPB, prometheus.GaugeValue, float64(*sf.EPB), l...)
+	}
+}
+
+func (b *builder) request(l []string, lo, hi, desired, epp uint8) {
+	b.perf(descReqMin, lo, l...)
+	b.perf(descReqMax, hi, l...)
+	b.perf(descReqDesired, desired, l...)
+	b.perf(descReqEPP, epp, l...)
+}
+
+func (b *builder) capabilities(l []string, highest, guaranteed, efficient, lowest uint8) {
+	b.perf(descCapHighest, highest, l...)
+	b.perf(descCapGuar, guaranteed, l...)
+	b.perf(descCapEff, efficient, l...)
+	b.perf(descCapLowest, lowest, l...)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// accumulate adds an interval's energy and limit-reason time to the
+// counters.
+func (st *state) accumulate(s *sampler.Sample) {
+	dt := s.Interval.Seconds()
+	for i := range s.Packages {
+		p := &s.Packages[i]
+		for d, w := range [...]sampler.Value{p.PkgWatt, p.CorWatt, p.GFXWatt, p.RAMWatt, p.SysWatt} {
+			if w.OK() {
+				st.joules[i][d] += w.V * dt
+				st.hasJoules[i][d] = true
+			}
+		}
+		if st.table == nil || !p.LimitReasons.OK() {
+			continue
+		}
+		for _, r := range st.table.Reasons {
+			st.limits[limitKey{i, r.Name}] += 0
+		}
+		active, _ := hwp.DecodeLimitReasons(p.LimitReasons.Raw, *st.table)
+		for _, r := range active {
+			st.limits[limitKey{i, r}] += dt
+		}
+	}
+}
+
+// counters adds the accumulated energy and limit-reason counters.
+func (b *builder) counters(st *state) {
+	pkgs := st.sample.Packages
+	for i := range pkgs {
+		pkg := strconv.Itoa(pkgs[i].Package)
+		for d, name := range domains {
+			if st.hasJoules[i][d] {
+				b.add(descEnergy, prometheus.CounterValue, st.joules[i][d], pkg, name)
+			}
+		}
+	}
+	for k, v := range st.limits {
+		b.add(descLimitSecs, prometheus.CounterValue, v, strconv.Itoa(pkgs[k.pkg].Package), k.reason)
+	}
+}
