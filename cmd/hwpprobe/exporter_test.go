@@ -1,0 +1,369 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// metrics is one scrape: metric families by name.
+type metrics map[string]*dto.MetricFamily
+
+// scrape fetches addr's /metrics in the text format and parses it.
+func scrape(ctx context.Context, addr string) (metrics, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	return p.TextToMetricFamilies(resp.Body)
+}
+
+// value returns the value of the series of name whose labels include
+// want.
+func (m metrics) value(name string, want map[string]string) (float64, bool) {
+	mf := m[name]
+	if mf == nil {
+		return 0, false
+	}
+	for _, s := range mf.GetMetric() {
+		match := true
+		for k, v := range want {
+			found := false
+			for _, l := range s.GetLabel() {
+				found = found || (l.GetName() == k && l.GetValue() == v)
+			}
+			match = match && found
+		}
+		if !match {
+			continue
+		}
+		switch {
+		case s.Gauge != nil:
+			return s.GetGauge().GetValue(), true
+		case s.Counter != nil:
+			return s.GetCounter().GetValue(), true
+		case s.Untyped != nil:
+			return s.GetUntyped().GetValue(), true
+		}
+	}
+	return 0, false
+}
+
+// poll calls f every 50ms until it returns nil or ctx ends; it returns
+// f's last error then.
+func poll(ctx context.Context, f func() error) error {
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (after %v)", err, context.Cause(ctx))
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+var servingRE = regexp.MustCompile(`serving http://([0-9.:]+)/metrics`)
+
+// exporterAddr waits for the exporter's start-up log to say where it
+// serves.
+func exporterAddr(ctx context.Context, log string) (string, error) {
+	var addr string
+	err := poll(ctx, func() error {
+		b, _ := os.ReadFile(log)
+		m := servingRE.FindSubmatch(b)
+		if m == nil {
+			return fmt.Errorf("exporter did not start serving; its log: %q", b)
+		}
+		addr = string(m[1])
+		return nil
+	})
+	return addr, err
+}
+
+// startExporter runs `hwpprobe exporter` on this machine with args and
+// returns its process and address; it is stopped when the test ends.
+func startExporter(t *testing.T, ctx context.Context, args ...string) (*exec.Cmd, string, string) {
+	t.Helper()
+	log := filepath.Join(t.TempDir(), "exporter.log")
+	f, err := os.Create(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cmd := exec.Command(hwpprobeBin, append([]string{"exporter", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Error("exporter did not stop within 10s of SIGTERM")
+		}
+	})
+	addr, err := exporterAddr(ctx, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cmd, addr, log
+}
+
+// TestExporterHere runs the exporter on this machine (on the CI VMs: no
+// msr driver, no cpufreq): it serves the kernel's TSC-deadline writes
+// counted by eBPF, each figure is either served or named once as
+// missing, and it runs as nobody.
+func TestExporterHere(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd, addr, log := startExporter(t, ctx, "--msr", "0x6e0", "--min-interval", "100ms")
+	var m metrics
+	err := poll(ctx, func() error {
+		var err error
+		if m, err = scrape(ctx, addr); err != nil {
+			return err
+		}
+		if _, ok := m.value("hwpprobe_msr_writes_total", map[string]string{"msr": "0x6e0", "origin": "kernel"}); !ok {
+			return fmt.Errorf("no hwpprobe_msr_writes_total for 0x6e0 yet")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(log)
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if seen[l] {
+			t.Errorf("log line repeated: %q", l)
+		}
+		seen[l] = true
+	}
+	// Each per-CPU figure is served for cpu 0 or named as missing.
+	figures := map[string]string{
+		"hwpprobe_cpu_tsc_frequency_hertz":      "TSC_MHz",
+		"hwpprobe_cpu_delivered_frequency_hertz": "Avg_MHz",
+		"hwpprobe_hwp_request_epp":              "HWP_REQUEST",
+		"hwpprobe_cpu_temperature_celsius":      "CoreTmp",
+	}
+	for name, figure := range figures {
+		_, served := m.value(name, map[string]string{"cpu": "0"})
+		missing := strings.Contains(string(b), "missing "+figure+": ")
+		if served == missing {
+			t.Errorf("%s served %v, %s said missing %v; want exactly one\nlog:\n%s", name, served, figure, missing, b)
+		}
+	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`).Match(st) {
+		t.Errorf("exporter does not run as nobody:\n%s", st)
+	}
+}
+
+// TestExporterNotRoot: as an unprivileged user the exporter refuses with
+// one line.
+func TestExporterNotRoot(t *testing.T) {
+	cmd, _ := nobodyCmd(t, "exporter", "--listen", "127.0.0.1:0")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exporter as nobody: %v, want exit status 1", err)
+	}
+	out := stderr.String()
+	if strings.Count(out, "\n") != 1 || !strings.Contains(out, "must start as root") {
+		t.Errorf("stderr = %q, want one line saying it must start as root", out)
+	}
+}
+
+// rss returns a process's resident set size in kB.
+func rss(t *testing.T, pid int) int {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := regexp.MustCompile(`(?m)^VmRSS:\s+(\d+) kB`).FindSubmatch(b)
+	if m == nil {
+		t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	}
+	n, _ := strconv.Atoi(string(m[1]))
+	return n
+}
+
+// hungScrapers opens connections that never finish: one sends half a
+// request, one sends requests and never reads, with a tiny receive
+// buffer.
+func hungScrapers(t *testing.T, addr string) {
+	t.Helper()
+	half, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { half.Close() })
+	fmt.Fprintf(half, "GET /metrics HTTP/1.1\r\nHost: x\r\n")
+	stuck, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stuck.Close() })
+	stuck.(*net.TCPConn).SetReadBuffer(1024)
+	w := bufio.NewWriter(stuck)
+	for range 50 {
+		fmt.Fprintf(w, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+	}
+	w.Flush()
+}
+
+// TestExporterSteady scrapes the exporter 2,000 times, refreshing on
+// each, while two scrapers hang: every scrape is answered and the RSS
+// after 2,000 scrapes is within 8 MiB of the RSS after 200.
+func TestExporterSteady(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
+	defer cancel()
+	cmd, addr, _ := startExporter(t, ctx, "--msr", "0x6e0", "--min-interval", "10ms")
+	hungScrapers(t, addr)
+	var at200 int
+	for i := 1; i <= 2000; i++ {
+		if _, err := scrape(ctx, addr); err != nil {
+			t.Fatalf("scrape %d: %v", i, err)
+		}
+		if i == 200 {
+			at200 = rss(t, cmd.Process.Pid)
+		}
+	}
+	at2000 := rss(t, cmd.Process.Pid)
+	t.Logf("RSS after 200 scrapes %d kB, after 2000 %d kB", at200, at2000)
+	if at2000 > at200+8<<10 {
+		t.Errorf("RSS grew from %d kB after 200 scrapes to %d kB after 2000", at200, at2000)
+	}
+	m, err := scrape(ctx, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := m.value("hwpprobe_refreshes_total", nil); v < 2 {
+		t.Errorf("refreshes_total = %v, want the scrapes to refresh (--min-interval 10ms)", v)
+	}
+}
+
+// TestExporterMethods: only GET and HEAD of /metrics are served.
+func TestExporterMethods(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	_, addr, _ := startExporter(t, ctx, "--msr", "0x6e0")
+	tests := []struct {
+		method, path string
+		want         int
+	}{
+		{http.MethodGet, "/metrics", http.StatusOK},
+		{http.MethodHead, "/metrics", http.StatusOK},
+		{http.MethodPost, "/metrics", http.StatusMethodNotAllowed},
+		{http.MethodPut, "/metrics", http.StatusMethodNotAllowed},
+		{http.MethodGet, "/", http.StatusNotFound},
+		{http.MethodGet, "/debug/pprof/", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		req, _ := http.NewRequestWithContext(ctx, tt.method, "http://"+addr+tt.path, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tt.want {
+			t.Errorf("%s %s: %d, want %d", tt.method, tt.path, resp.StatusCode, tt.want)
+		}
+	}
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	req.Header.Set("Accept", "application/openmetrics-text;version=1.0.0")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/openmetrics-text") {
+		t.Errorf("OpenMetrics asked for, Content-Type %q", ct)
+	}
+}
+
+// TestExporterTextfile: --textfile writes the metrics as nobody into a
+// directory nobody may write, replacing the file whole.
+func TestExporterTextfile(t *testing.T) {
+	dir, err := os.MkdirTemp("", "hwpprobe-textfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chown(dir, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpprobeBin, "exporter", "--textfile", dir, "--textfile-interval", "100ms", "--msr", "0x6e0")
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	path := filepath.Join(dir, "hwpprobe.prom")
+	err = poll(ctx, func() error {
+		f, err := os.Open(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		m, err := p.TextToMetricFamilies(f)
+		if err != nil {
+			return err
+		}
+		if v, _ := metrics(m).value("hwpprobe_refreshes_total", nil); v < 2 {
+			return fmt.Errorf("%s: refreshes_total %v, want rewrites", path, v)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 {
+		t.Errorf("%s holds %d entries, want only hwpprobe.prom", dir, len(ents))
+	}
+}
