@@ -3,8 +3,9 @@
 # Go (1.26 via the module proxy's toolchain if the system one is older),
 # clang + libbpf headers (eBPF objects), fuse3 (emulated machines),
 # linux-cpupower (the kernel's x86_energy_perf_policy and turbostat, peers
-# in tests), prometheus (a real server scrapes the exporter in its test), binutils (objdump: the CPUID library's sites are checked
-# against it), bpftool, bpftrace and linux-perf (benchmarks).
+# in tests), prometheus (a real server scrapes the exporter in its test),
+# binutils (objdump: the CPUID library's sites are checked against it),
+# bpftool, bpftrace and linux-perf (benchmarks).
 set -euo pipefail
 need=()
 for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus; do

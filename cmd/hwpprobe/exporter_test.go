@@ -176,10 +176,10 @@ func TestExporterHere(t *testing.T) {
 	}
 	// Each per-CPU figure is served for cpu 0 or named as missing.
 	figures := map[string]string{
-		"hwpprobe_cpu_tsc_frequency_hertz":      "TSC_MHz",
+		"hwpprobe_cpu_tsc_frequency_hertz":       "TSC_MHz",
 		"hwpprobe_cpu_delivered_frequency_hertz": "Avg_MHz",
-		"hwpprobe_hwp_request_epp":              "HWP_REQUEST",
-		"hwpprobe_cpu_temperature_celsius":      "CoreTmp",
+		"hwpprobe_hwp_request_epp":               "HWP_REQUEST",
+		"hwpprobe_cpu_temperature_celsius":       "CoreTmp",
 	}
 	for name, figure := range figures {
 		_, served := m.value(name, map[string]string{"cpu": "0"})
