@@ -31,9 +31,6 @@ then switches to --user. Figures the machine lacks are absent and listed
 once at start. Ctrl-C stops it. See docs/exporter.md.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.MinInterval < 10*time.Millisecond {
-				return cli.Usagef("--min-interval %v is too short (minimum 10ms)", o.MinInterval)
-			}
 			if o.TextfileDir != "" && !cmd.Flags().Changed("listen") {
 				o.Listen = ""
 			}
@@ -55,9 +52,10 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 	f.StringVar(&o.Listen, "listen", "127.0.0.1:9977", "address to serve /metrics on")
 	cli.CPUListVar(f, &o.CPUs, "CPUs to export, e.g. 0-3,8 (default: every online CPU)")
 	f.StringVar(&o.TextfileDir, "textfile", "", "write DIR/"+exporter.TextfileName+" for node_exporter's textfile collector (then no listener unless --listen)")
-	f.DurationVar(&o.TextfileInterval, "textfile-interval", 15*time.Second, "how often --textfile rewrites the file")
+	cli.DurationVarP(f, &o.TextfileInterval, "textfile-interval", "", 15*time.Second, 100*time.Millisecond, 24*time.Hour, "how often --textfile rewrites the file")
 	f.StringVar(&o.User, "user", "nobody", "user to switch to after opening the devices (root: stay root)")
-	f.DurationVar(&o.MinInterval, "min-interval", exporter.DefaultMinInterval, "shortest time between two refreshes; scrapes in between get the same figures")
+	cli.DurationVarP(f, &o.MinInterval, "min-interval", "", exporter.DefaultMinInterval, 10*time.Millisecond, time.Hour,
+		"shortest time between two refreshes; scrapes in between get the same figures")
 	f.StringVar(&msrs, "msr", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "registers whose writes are counted: names or hex numbers, comma-separated")
 	return cmd
 }

@@ -253,9 +253,10 @@ func hungScrapers(t *testing.T, addr string) {
 	w.Flush()
 }
 
-// TestExporterSteady scrapes the exporter 2,000 times, refreshing on
-// each, while two scrapers hang: every scrape is answered and the RSS
-// after 2,000 scrapes is within 8 MiB of the RSS after 200.
+// TestExporterSteady scrapes the exporter 2,000 times, each at least
+// --min-interval after the last so that each refreshes, while two
+// scrapers hang: every scrape is answered and the RSS after 2,000 scrapes
+// is within 8 MiB of the RSS after 200.
 func TestExporterSteady(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
@@ -269,6 +270,7 @@ func TestExporterSteady(t *testing.T) {
 		if i == 200 {
 			at200 = rss(t, cmd.Process.Pid)
 		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	at2000 := rss(t, cmd.Process.Pid)
 	t.Logf("RSS after 200 scrapes %d kB, after 2000 %d kB", at200, at2000)
@@ -279,8 +281,10 @@ func TestExporterSteady(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v, _ := m.value("hwpprobe_refreshes_total", nil); v < 2 {
-		t.Errorf("refreshes_total = %v, want the scrapes to refresh (--min-interval 10ms)", v)
+	v, _ := m.value("hwpprobe_refreshes_total", nil)
+	t.Logf("%v refreshes", v)
+	if v < 2000 {
+		t.Errorf("refreshes_total = %v, want each of the 2,000 scrapes 10ms apart to refresh (--min-interval 10ms)", v)
 	}
 }
 
@@ -365,5 +369,22 @@ func TestExporterTextfile(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("%s holds %d entries, want only hwpprobe.prom", dir, len(ents))
+	}
+}
+
+// TestExporterUsage: bad input is one line and exit status 2, before
+// anything is served.
+func TestExporterUsage(t *testing.T) {
+	tests := [][]string{
+		{"--user", "no-such-user-hwpprobe"},
+		{"-C", "4096"},
+		{"--msr", "NO_SUCH_REGISTER"},
+		{"--listen", "127.0.0.1:0", "extra-argument"},
+	}
+	for _, args := range tests {
+		_, stderr, code := runBin(t, append([]string{"exporter"}, args...)...)
+		if code != 2 || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("exporter %q: exit %d, stderr %q; want exit 2 and one line", args, code, stderr)
+		}
 	}
 }
