@@ -50,6 +50,18 @@ func TestAccumulate(t *testing.T) {
 	}
 }
 
+// TestLimitTimeBits: without a table for the model the active bits are
+// counted as bitN.
+func TestLimitTimeBits(t *testing.T) {
+	st := newState(&sampler.Setup{Packages: []int{0}})
+	st.limitTime(0, 1<<10|1<<1|1<<20, 0.5)
+	st.limitTime(0, 1<<10, 0.5)
+	want := map[limitKey]float64{{0, "bit10"}: 1, {0, "bit1"}: 0.5}
+	if diff := cmp.Diff(want, st.limits, cmp.AllowUnexported(limitKey{})); diff != "" {
+		t.Errorf("limits (-want +got):\n%s", diff)
+	}
+}
+
 // TestWriteCounter: writes are counted by register, command and origin;
 // new series beyond the bound go to comm "other".
 func TestWriteCounter(t *testing.T) {

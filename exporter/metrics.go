@@ -60,7 +60,8 @@ type state struct {
 	joules    [][len(domains)]float64
 	hasJoules [][len(domains)]bool
 	limits    map[limitKey]float64
-	table     *hwp.LimitTable
+	table     *hwp.LimitTable // turbostat's names for the model; nil: "bitN"
+	tableSet  bool
 	errors    float64
 	refreshes float64
 }
@@ -145,9 +146,10 @@ func (c *Collector) refresh(start time.Time) []prometheus.Metric {
 
 // limitTable picks the limit-reason bit names for the CPU model once.
 func (c *Collector) limitTable(s *snapshot.Snapshot) {
-	if c.st.table != nil || s.Machine.Vendor != "GenuineIntel" {
+	if c.st.tableSet {
 		return
 	}
+	c.st.tableSet = true
 	if t, ok := hwp.CoreLimitTable(uint32(s.Machine.Family), uint32(s.Machine.Model)); ok {
 		c.st.table = &t
 	}
@@ -243,15 +245,30 @@ func (st *state) accumulate(s *sampler.Sample) {
 				st.hasJoules[i][d] = true
 			}
 		}
-		if st.table == nil || !p.LimitReasons.OK() {
-			continue
+		if p.LimitReasons.OK() {
+			st.limitTime(i, p.LimitReasons.Raw, dt)
 		}
+	}
+}
+
+// limitTime adds dt to each reason active in MSR_CORE_PERF_LIMIT_REASONS
+// value v of package index i: with turbostat's names where it has a table
+// for the model (every reason of the table is then counted, from 0), else
+// as "bitN" for the active bits 15:0 (as package analysis names them).
+func (st *state) limitTime(i int, v uint64, dt float64) {
+	if st.table != nil {
 		for _, r := range st.table.Reasons {
 			st.limits[limitKey{i, r.Name}] += 0
 		}
-		active, _ := hwp.DecodeLimitReasons(p.LimitReasons.Raw, *st.table)
+		active, _ := hwp.DecodeLimitReasons(v, *st.table)
 		for _, r := range active {
 			st.limits[limitKey{i, r}] += dt
+		}
+		return
+	}
+	for b := range 16 {
+		if v>>b&1 != 0 {
+			st.limits[limitKey{i, "bit" + strconv.Itoa(b)}] += dt
 		}
 	}
 }
