@@ -28,6 +28,9 @@ var (
 	ErrNotRoot = errors.New("must start as root to open the register devices and load the eBPF program (it then drops to --user)")
 	// ErrBadUser: the --user account does not exist.
 	ErrBadUser = errors.New("unknown user")
+	// ErrNotDir: the --textfile directory does not exist or is not a
+	// directory.
+	ErrNotDir = errors.New("not a directory")
 )
 
 // TextfileName is the file --textfile writes in its directory.
@@ -60,6 +63,18 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return err
 	}
+	if o.TextfileDir != "" {
+		if st, err := os.Stat(o.TextfileDir); err != nil || !st.IsDir() {
+			return fmt.Errorf("--textfile %s: %w", o.TextfileDir, ErrNotDir)
+		}
+	}
+	var ln net.Listener
+	if o.Listen != "" {
+		if ln, err = net.Listen("tcp", o.Listen); err != nil {
+			return fmt.Errorf("listen: %w", err)
+		}
+		defer ln.Close()
+	}
 	c, err := Open(o.Config)
 	if err != nil {
 		return err
@@ -70,13 +85,6 @@ func Run(ctx context.Context, o Options) error {
 	}
 	for _, n := range c.Notes() {
 		fmt.Fprintf(o.Log, "hwpprobe exporter: missing %s\n", n)
-	}
-	var ln net.Listener
-	if o.Listen != "" {
-		if ln, err = net.Listen("tcp", o.Listen); err != nil {
-			return fmt.Errorf("listen: %w", err)
-		}
-		defer ln.Close()
 	}
 	if uid != 0 {
 		if err := dropPrivileges(uid, gid); err != nil {

@@ -42,7 +42,7 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), cli.StopSignals...)
 			defer stop()
 			err = exporter.Run(ctx, o)
-			if errors.Is(err, exporter.ErrBadCPUList) || errors.Is(err, exporter.ErrBadUser) {
+			if errors.Is(err, exporter.ErrBadCPUList) || errors.Is(err, exporter.ErrBadUser) || errors.Is(err, exporter.ErrNotDir) {
 				return cli.UsageError{Err: err}
 			}
 			return err

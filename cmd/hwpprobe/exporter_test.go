@@ -379,6 +379,7 @@ func TestExporterUsage(t *testing.T) {
 		{"--user", "no-such-user-hwpprobe"},
 		{"-C", "4096"},
 		{"--msr", "NO_SUCH_REGISTER"},
+		{"--textfile", "/nonexistent-hwpprobe-dir"},
 		{"--listen", "127.0.0.1:0", "extra-argument"},
 	}
 	for _, args := range tests {
