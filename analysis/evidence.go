@@ -148,74 +148,6 @@ type runEvidence struct {
 	driver string // the cpufreq driver (settingBits)
 }
 
-// coreTypes maps each CPU of a run to its core type ("" -> "all").
-func coreTypes(run *recording.Run) map[int]string {
-	m := map[int]string{}
-	for _, s := range run.Samples {
-		for _, c := range s.CPUs {
-			t := c.CoreType
-			if t == "" {
-				t = "all"
-			}
-			m[c.CPU] = t
-		}
-	}
-	return m
-}
-
-func evidenceOf(run *recording.Run, host recording.Host) runEvidence {
-	driver := host.Driver
-	ev := runEvidence{driver: driver, held: map[string]fieldCounter{}, written: map[string]map[string]fieldCounter{},
-		writes: map[string]map[string]int{}, limits: map[string]int{}}
-	types := coreTypes(run)
-	ev.first = map[[2]uint64]uint64{}
-	last := map[[2]uint64]uint64{} // (cpu, msr) -> last value seen
-	for _, s := range run.Samples {
-		for _, c := range s.CPUs {
-			t := types[c.CPU]
-			if ev.held[t] == nil {
-				ev.held[t] = fieldCounter{}
-			}
-			for _, g := range c.Regs {
-				ev.held[t].add(g.MSR, g.Value, 1)
-				k := [2]uint64{uint64(c.CPU), uint64(g.MSR)}
-				old, seen := last[k]
-				if seen && settingBits(g.MSR, old, driver) != settingBits(g.MSR, g.Value, driver) && slices.Contains(requestMSRs, g.MSR) {
-					ev.disturbance = append(ev.disturbance, disturbance("", 0, s.TimeNs-run.Start.TimeNs, c.CPU, g.MSR, old, g.Value))
-				}
-				if !seen && slices.Contains(requestMSRs, g.MSR) {
-					ev.first[k] = g.Value
-				}
-				last[k] = g.Value
-			}
-		}
-		for _, p := range s.Packages {
-			ev.addPackage(p, host)
-		}
-	}
-	ev.addTrace(run, types, driver)
-	// The writers first (they name the cause), then by time.
-	slices.SortStableFunc(ev.disturbance, func(a, b Disturbance) int {
-		return cmp.Or(cmp.Compare(b2i(a.Comm == ""), b2i(b.Comm == "")), cmp.Compare(a.OffsetNs, b.OffsetNs))
-	})
-	return ev
-}
-
-func (ev *runEvidence) addPackage(p recording.PackageRow, host recording.Host) {
-	if v, ok := p.Reg(hwp.MSR_CORE_PERF_LIMIT_REASONS); ok {
-		ev.limitN++
-		for _, r := range limitReasons(v, host) {
-			ev.limits[r]++
-		}
-	}
-	if v, ok := p.Reg(hwp.MSR_IA32_HWP_STATUS); ok {
-		ev.statusN++
-		if hwp.DecodeStatus(v).ExcursionMin {
-			ev.excursions++
-		}
-	}
-}
-
 // limitReasons names the active bits (15:0) of MSR_CORE_PERF_LIMIT_REASONS:
 // with turbostat's table where it has one, "bitN" otherwise (the bits are
 // model-specific).
@@ -231,46 +163,6 @@ func limitReasons(v uint64, host recording.Host) []string {
 		}
 	}
 	return out
-}
-
-// addTrace counts the kernel's writes by core type and writer, and marks
-// every write during the run that changed a request register's value.
-func (ev *runEvidence) addTrace(run *recording.Run, types map[int]string, driver string) {
-	held := map[[2]uint64]uint64{}
-	for _, s := range run.Samples[:min(1, len(run.Samples))] {
-		for _, c := range s.CPUs {
-			for _, g := range c.Regs {
-				held[[2]uint64{uint64(c.CPU), uint64(g.MSR)}] = g.Value
-			}
-		}
-	}
-	for _, e := range run.Trace {
-		t := types[e.CPU]
-		if t == "" {
-			t = "all"
-		}
-		if ev.written[t] == nil {
-			ev.written[t], ev.writes[t] = map[string]fieldCounter{}, map[string]int{}
-		}
-		if ev.written[t][e.Comm] == nil {
-			ev.written[t][e.Comm] = fieldCounter{}
-		}
-		ev.written[t][e.Comm].add(e.MSR, e.Value, 1)
-		ev.writes[t][e.Comm]++
-		if e.Failed || !slices.Contains(requestMSRs, e.MSR) || e.TimeNs < run.Start.TimeNs {
-			continue
-		}
-		k := [2]uint64{uint64(e.CPU), uint64(e.MSR)}
-		old, ok := held[k]
-		if !ok && slices.Contains(activeDrivers, driver) || ok && settingBits(e.MSR, old, driver) != settingBits(e.MSR, e.Value, driver) {
-			d := disturbance(e.Comm, e.PID, e.TimeNs-run.Start.TimeNs, e.CPU, e.MSR, old, e.Value)
-			if !ok {
-				d.OldHex = "?"
-			}
-			ev.disturbance = append(ev.disturbance, d)
-		}
-		held[k] = e.Value
-	}
 }
 
 func disturbance(comm string, pid int, off int64, cpu int, msr uint32, old, new uint64) Disturbance {

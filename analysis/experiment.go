@@ -25,6 +25,9 @@ var (
 type Source struct {
 	Name string
 	Rec  *recording.Recording
+	// scan is what ReadSources gathered while scanning the file (Rec
+	// then has no samples or trace events); nil for a Rec read whole.
+	scan *scanner
 }
 
 // RunResult is one run as the analysis sees it.
@@ -153,12 +156,19 @@ func (res *Result) collectRuns(srcs []Source) error {
 		} else if s.Rec.End == nil {
 			res.Missing = append(res.Missing, s.Name+": the file has no end record (the writer stopped)")
 		}
+		sc := s.scan
+		if sc == nil {
+			sc = newScanner(s.Rec.Meta.Host)
+			for _, run := range s.Rec.Runs {
+				sc.addRun(run)
+			}
+		}
 		for _, run := range s.Rec.Runs {
 			side := res.Sides[i].Label
 			if len(srcs) == 1 {
 				side = run.Start.Side
 			}
-			res.Runs = append(res.Runs, newRunResult(s, run, side))
+			res.Runs = append(res.Runs, newRunResult(s, sc, run, side))
 		}
 	}
 	order := 0
@@ -171,11 +181,11 @@ func (res *Result) collectRuns(srcs []Source) error {
 	return nil
 }
 
-func newRunResult(s Source, run *recording.Run, side string) RunResult {
-	sum := summary.Summarize(s.Rec, run)
+func newRunResult(s Source, sc *scanner, run *recording.Run, side string) RunResult {
+	sum, ev := sc.result(s.Rec, run)
 	r := RunResult{Side: side, Run: run.Start.Run, Source: s.Name, Warmup: run.Start.Warmup,
 		Seconds: sum.Duration.Seconds(), Command: run.Start.Command, Joules: math.NaN(), PkgWatts: math.NaN(), summary: sum,
-		evidence: evidenceOf(run, s.Rec.Meta.Host)}
+		evidence: ev}
 	if run.End != nil {
 		r.ExitCode = run.End.ExitCode
 	}

@@ -12,7 +12,11 @@ import (
 // after some whole runs; those runs are read.
 var ErrIncomplete = errors.New("recording is incomplete")
 
-// ReadSources reads the recordings at paths, named by their base names.
+// ReadSources reads the recordings at paths, named by their base names,
+// run by run and batch by batch (recording.ScanFile): what the analysis
+// needs of each run's samples and trace events is gathered as they are
+// read, and none of them is kept, so memory does not grow with the
+// recordings' length.
 // A file that cannot be read at all fails; a file cut short gives its
 // whole records and an error wrapping ErrIncomplete next to the sources;
 // a file that cannot be read gives nil sources and its error.
@@ -20,11 +24,17 @@ func ReadSources(paths []string) ([]Source, error) {
 	var srcs []Source
 	var incomplete error
 	for _, p := range paths {
-		rec, err := recording.ReadFile(p)
+		var sc *scanner
+		rec, err := recording.ScanFile(p, func(r recording.Record) error {
+			if m, ok := r.(recording.Meta); ok {
+				sc = newScanner(m.Host)
+			}
+			return sc.add(r)
+		})
 		if err != nil {
 			return nil, err
 		}
-		srcs = append(srcs, Source{Name: filepath.Base(p), Rec: rec})
+		srcs = append(srcs, Source{Name: filepath.Base(p), Rec: rec, scan: sc})
 		switch {
 		case incomplete != nil:
 		case rec.Problem != nil:

@@ -96,10 +96,11 @@ func ScanFile(path string, batch func(Record) error) (*Recording, error) {
 }
 
 // Scan reads a recording as Read does, except that, when batch is not
-// nil, it keeps no samples or trace events: it hands each Samples and
-// Trace record to batch in buffers reused for the next one (valid only
-// during the call; no allocation per row), so that memory does not grow
-// with the recording's length. The Recording it returns has everything
+// nil, it keeps no samples or trace events: it hands every record to
+// batch in file order, the meta record first, each once it is filed
+// under its run; Samples and Trace records come in buffers reused for the next one
+// (valid only during the call; no allocation per row), so that memory
+// does not grow with the recording's length. The Recording it returns has everything
 // else: metadata, runs with their start, end, snapshots, process
 // counters, notes, columns (Run.CPUColumns, PackageColumns) and
 // TraceLost, but no Run.Samples or Run.Trace. An error from batch stops
@@ -118,6 +119,11 @@ func Scan(r io.Reader, batch func(Record) error) (*Recording, error) {
 		return nil, err
 	}
 	rec := &Recording{Version: rd.Version(), Meta: first.(Meta)}
+	if batch != nil {
+		if err := batch(first); err != nil {
+			return nil, err
+		}
+	}
 	runs := map[int]*Run{}
 	for {
 		r, err := rd.Next()
@@ -138,11 +144,8 @@ func Scan(r io.Reader, batch func(Record) error) (*Recording, error) {
 		if batch == nil {
 			continue
 		}
-		switch r.(type) {
-		case Samples, Trace:
-			if err := batch(r); err != nil {
-				return nil, err
-			}
+		if err := batch(r); err != nil {
+			return nil, err
 		}
 	}
 }

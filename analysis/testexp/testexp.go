@@ -33,6 +33,10 @@ type Experiment struct {
 	// Disturb adds, to side B's first run, a write by thermald changing
 	// CPU 0's HWP_REQUEST in the middle of the run.
 	Disturb bool
+	// TraceFirst writes each run's trace batch, thermald's write
+	// included, before its samples batch, as a tracer flushing first
+	// would.
+	TraceFirst bool
 	// CutAfter stops writing after that many runs (0: all) without an
 	// end record, as a crash would.
 	CutAfter int
@@ -111,7 +115,7 @@ func (e Experiment) Write(w io.Writer) error {
 				side = &mis
 			}
 		}
-		if err := writeRun(rw, i+1, now, side, r.secs, r.warmup, d); err != nil {
+		if err := writeRun(rw, i+1, now, side, r.secs, r.warmup, d, e.TraceFirst); err != nil {
 			return err
 		}
 		now += int64(r.secs*1e9) + 5e9
@@ -156,7 +160,7 @@ func summaries(s *Side) []recording.SummaryRow {
 	return []recording.SummaryRow{row("P", s.BzyMHz), row("E", s.BzyMHz*0.7), all}
 }
 
-func writeRun(rw *recording.Writer, id int, start int64, s *Side, secs float64, warmup, disturb bool) error {
+func writeRun(rw *recording.Writer, id int, start int64, s *Side, secs float64, warmup, disturb, traceFirst bool) error {
 	recs := []recording.Record{
 		recording.RunStart{Run: id, Side: s.Label, Warmup: warmup, Settings: s.Settings, Command: []string{"make", "-j4"}, TimeNs: start},
 		// The switch to the side's settings, just before the run.
@@ -174,10 +178,16 @@ func writeRun(rw *recording.Writer, id int, start int64, s *Side, secs float64, 
 			Packages:  []recording.PackageRow{{Package: 0, Values: []recording.Value{recording.Value(s.Watts), recording.Value(s.Watts / 2), recording.NA(), recording.NA(), recording.NA(), 70}, Regs: []recording.Reg{{MSR: hwp.MSR_CORE_PERF_LIMIT_REASONS, Value: uint64(k%2) << 10}}}},
 			Summaries: summaries(s)})
 	}
-	recs = append(recs, recording.Samples{Run: id, CPUColumns: recording.SamplerCPUColumns(), PackageColumns: recording.SamplerPackageColumns(), Samples: samples})
+	batch := recording.Samples{Run: id, CPUColumns: recording.SamplerCPUColumns(), PackageColumns: recording.SamplerPackageColumns(), Samples: samples}
+	if !traceFirst {
+		recs = append(recs, batch)
+	}
 	if disturb {
 		recs = append(recs, recording.Trace{Run: id, Events: []recording.TraceEvent{
 			{TimeNs: start + int64(secs/2*1e9), CPU: 0, PID: 777, Comm: "thermald", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: Request(0x04, 0x30, 0, 128)}}})
+	}
+	if traceFirst {
+		recs = append(recs, batch)
 	}
 	recs = append(recs, recording.RunEnd{Run: id, TimeNs: start + int64(secs*1e9)})
 	for _, r := range recs {

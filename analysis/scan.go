@@ -1,0 +1,289 @@
+package analysis
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/recording/summary"
+)
+
+// scanner gathers, record by record, what the analysis needs of a
+// recording's runs (their summaries and their evidence), keeping no rows:
+// it is recording.Scan's batch function for ReadSources, and is fed a
+// whole recording's runs for a Source read into memory.
+type scanner struct {
+	host recording.Host
+	col  *summary.Collector
+	runs map[int]*runScan
+}
+
+func newScanner(host recording.Host) *scanner {
+	return &scanner{host: host, col: summary.NewCollector(), runs: map[int]*runScan{}}
+}
+
+// add takes in one record of the recording, in file order.
+func (sc *scanner) add(r recording.Record) error {
+	sc.col.Add(r)
+	switch b := r.(type) {
+	case recording.RunStart:
+		sc.runs[b.Run] = &runScan{start: b.TimeNs, driver: sc.host.Driver, cpus: map[int]*cpuScan{},
+			writes: map[writeKey]int{}, limitVals: map[uint64]int{}}
+	case recording.Samples:
+		if x := sc.runs[b.Run]; x != nil {
+			x.addSamples(b.Samples)
+		}
+	case recording.Trace:
+		if x := sc.runs[b.Run]; x != nil {
+			x.addTrace(b.Events)
+		}
+	}
+	return nil
+}
+
+// addRun feeds a run read into memory, as a scan would have.
+func (sc *scanner) addRun(run *recording.Run) {
+	id := run.Start.Run
+	for _, r := range []recording.Record{run.Start,
+		recording.Samples{Run: id, CPUColumns: run.CPUColumns, PackageColumns: run.PackageColumns, Samples: run.Samples},
+		recording.Trace{Run: id, Events: run.Trace}} {
+		_ = sc.add(r)
+	}
+}
+
+// result returns a run's summary and evidence.
+func (sc *scanner) result(rec *recording.Recording, run *recording.Run) (summary.Summary, runEvidence) {
+	x := sc.runs[run.Start.Run]
+	if x == nil {
+		x = &runScan{start: run.Start.TimeNs, driver: sc.host.Driver, cpus: map[int]*cpuScan{},
+			writes: map[writeKey]int{}, limitVals: map[uint64]int{}}
+	}
+	return sc.col.Summary(rec, run), x.evidence(sc.host)
+}
+
+// runScan is what a scanner keeps of one run: per CPU and register, the
+// values held and how many samples held each; per CPU and writer, the
+// values written; the disturbances found so far.
+type runScan struct {
+	start   int64
+	driver  string
+	cpus    map[int]*cpuScan
+	byRow   []*cpuScan // the CPU of each row position of the last sample
+	sampled []Disturbance
+	traced  []Disturbance
+	// sampledYet: the run's first sample has been seen, and heldNow holds
+	// its registers, then each traced write after it.
+	sampledYet bool
+	heldNow    map[[2]uint64]uint64
+	// pending are the traced request writes that came before the run's
+	// first sample; they are checked against it once it comes.
+	pending   []recording.TraceEvent
+	writes    map[writeKey]int
+	limitVals map[uint64]int // MSR_CORE_PERF_LIMIT_REASONS value -> samples
+	limitN    int
+	excursion int
+	statusN   int
+}
+
+// cpuScan is one CPU of a run.
+type cpuScan struct {
+	cpu  int
+	typ  string // the last core type its rows gave ("" -> "all")
+	regs []regScan
+}
+
+// regScan is one register of one CPU: its values and their sample
+// counts, the count of the last value pending in run.
+type regScan struct {
+	msr    uint32
+	first  uint64
+	last   uint64
+	run    int
+	counts map[uint64]int
+}
+
+// writeKey is one value written by one process to one CPU's register.
+type writeKey struct {
+	cpu   int
+	comm  string
+	msr   uint32
+	value uint64
+}
+
+func (x *runScan) cpu(i, id int) *cpuScan {
+	if i < len(x.byRow) && x.byRow[i] != nil && x.byRow[i].cpu == id {
+		return x.byRow[i]
+	}
+	c := x.cpus[id]
+	if c == nil {
+		c = &cpuScan{cpu: id}
+		x.cpus[id] = c
+	}
+	for len(x.byRow) <= i {
+		x.byRow = append(x.byRow, nil)
+	}
+	x.byRow[i] = c
+	return c
+}
+
+func (c *cpuScan) reg(j int, msr uint32) *regScan {
+	if j < len(c.regs) && c.regs[j].msr == msr {
+		return &c.regs[j]
+	}
+	for k := range c.regs {
+		if c.regs[k].msr == msr {
+			return &c.regs[k]
+		}
+	}
+	c.regs = append(c.regs, regScan{msr: msr, counts: map[uint64]int{}})
+	return &c.regs[len(c.regs)-1]
+}
+
+func (x *runScan) addSamples(samples []recording.Sample) {
+	for i := range samples {
+		s := &samples[i]
+		if !x.sampledYet {
+			x.firstSample(s)
+		}
+		for k := range s.CPUs {
+			row := &s.CPUs[k]
+			c := x.cpu(k, row.CPU)
+			c.typ = row.CoreType
+			for j, g := range row.Regs {
+				x.addReg(c, c.reg(j, g.MSR), g.Value, s.TimeNs)
+			}
+		}
+		for _, p := range s.Packages {
+			if v, ok := p.Reg(hwp.MSR_CORE_PERF_LIMIT_REASONS); ok {
+				x.limitN++
+				x.limitVals[v]++
+			}
+			if v, ok := p.Reg(hwp.MSR_IA32_HWP_STATUS); ok {
+				x.statusN++
+				if hwp.DecodeStatus(v).ExcursionMin {
+					x.excursion++
+				}
+			}
+		}
+	}
+}
+
+// addReg counts a sampled value and marks a change of the settings' bits
+// of a request register.
+func (x *runScan) addReg(c *cpuScan, r *regScan, v uint64, timeNs int64) {
+	switch {
+	case r.run > 0 && r.last == v:
+		r.run++
+		return
+	case r.run > 0:
+		r.counts[r.last] += r.run
+		if settingBits(r.msr, r.last, x.driver) != settingBits(r.msr, v, x.driver) && slices.Contains(requestMSRs, r.msr) {
+			x.sampled = append(x.sampled, disturbance("", 0, timeNs-x.start, c.cpu, r.msr, r.last, v))
+		}
+	default: // its first sample
+		r.first = v
+	}
+	r.last, r.run = v, 1
+}
+
+// firstSample takes the run's first sample's registers as held, and
+// checks the writes traced before it.
+func (x *runScan) firstSample(s *recording.Sample) {
+	x.sampledYet = true
+	x.heldNow = map[[2]uint64]uint64{}
+	for _, c := range s.CPUs {
+		for _, g := range c.Regs {
+			x.heldNow[[2]uint64{uint64(c.CPU), uint64(g.MSR)}] = g.Value
+		}
+	}
+	for _, e := range x.pending {
+		x.checkWrite(e)
+	}
+	x.pending = nil
+}
+
+// addTrace counts the kernel's writes by CPU and writer, and marks every
+// write during the run that changed a request register's value.
+func (x *runScan) addTrace(events []recording.TraceEvent) {
+	for _, e := range events {
+		x.writes[writeKey{e.CPU, e.Comm, e.MSR, e.Value}]++
+		switch {
+		case e.Failed || !slices.Contains(requestMSRs, e.MSR) || e.TimeNs < x.start:
+		case !x.sampledYet:
+			x.pending = append(x.pending, e)
+		default:
+			x.checkWrite(e)
+		}
+	}
+}
+
+func (x *runScan) checkWrite(e recording.TraceEvent) {
+	if x.heldNow == nil {
+		x.heldNow = map[[2]uint64]uint64{}
+	}
+	k := [2]uint64{uint64(e.CPU), uint64(e.MSR)}
+	old, ok := x.heldNow[k]
+	if !ok && slices.Contains(activeDrivers, x.driver) || ok && settingBits(e.MSR, old, x.driver) != settingBits(e.MSR, e.Value, x.driver) {
+		d := disturbance(e.Comm, e.PID, e.TimeNs-x.start, e.CPU, e.MSR, old, e.Value)
+		if !ok {
+			d.OldHex = "?"
+		}
+		x.traced = append(x.traced, d)
+	}
+	x.heldNow[k] = e.Value
+}
+
+// evidence condenses the run by core type.
+func (x *runScan) evidence(host recording.Host) runEvidence {
+	ev := runEvidence{driver: x.driver, held: map[string]fieldCounter{}, written: map[string]map[string]fieldCounter{},
+		writes: map[string]map[string]int{}, limits: map[string]int{}, first: map[[2]uint64]uint64{},
+		limitN: x.limitN, excursions: x.excursion, statusN: x.statusN}
+	typeOf := func(cpu int) string {
+		if c := x.cpus[cpu]; c != nil && c.typ != "" {
+			return c.typ
+		}
+		return "all"
+	}
+	for id, c := range x.cpus {
+		t := typeOf(id)
+		if ev.held[t] == nil {
+			ev.held[t] = fieldCounter{}
+		}
+		for _, r := range c.regs {
+			for v, n := range r.counts {
+				ev.held[t].add(r.msr, v, n)
+			}
+			ev.held[t].add(r.msr, r.last, r.run)
+			if slices.Contains(requestMSRs, r.msr) {
+				ev.first[[2]uint64{uint64(id), uint64(r.msr)}] = r.first
+			}
+		}
+	}
+	for k, n := range x.writes {
+		t := typeOf(k.cpu)
+		if ev.written[t] == nil {
+			ev.written[t], ev.writes[t] = map[string]fieldCounter{}, map[string]int{}
+		}
+		if ev.written[t][k.comm] == nil {
+			ev.written[t][k.comm] = fieldCounter{}
+		}
+		ev.written[t][k.comm].add(k.msr, k.value, n)
+		ev.writes[t][k.comm] += n
+	}
+	for v, n := range x.limitVals {
+		for _, r := range limitReasons(v, host) {
+			ev.limits[r] += n
+		}
+	}
+	for _, e := range x.pending {
+		x.checkWrite(e)
+	}
+	x.pending = nil
+	ev.disturbance = append(slices.Clone(x.sampled), x.traced...)
+	// The writers first (they name the cause), then by time.
+	slices.SortStableFunc(ev.disturbance, func(a, b Disturbance) int {
+		return cmp.Or(cmp.Compare(b2i(a.Comm == ""), b2i(b.Comm == "")), cmp.Compare(a.OffsetNs, b.OffsetNs))
+	})
+	return ev
+}
