@@ -130,7 +130,8 @@ type runAcc struct {
 	order     []string // core types in order of appearance
 	types     map[string]*typeAcc
 	trace     traceAcc
-	changes   map[regKey][]uint64
+	cpus      map[int]*cpuRegs // sampled register values by CPU
+	byRow     []*cpuRegs       // the CPU of each row position of the last sample
 }
 
 // NewCollector returns an empty Collector.
@@ -139,7 +140,7 @@ func NewCollector() *Collector { return &Collector{runs: map[int]*runAcc{}} }
 func (c *Collector) run(id int) *runAcc {
 	a := c.runs[id]
 	if a == nil {
-		a = &runAcc{types: map[string]*typeAcc{}, changes: map[regKey][]uint64{},
+		a = &runAcc{types: map[string]*typeAcc{}, cpus: map[int]*cpuRegs{},
 			trace: traceAcc{by: map[traceKey]*RegWrites{}, counts: map[traceKey]map[uint64]int{},
 				writers: map[traceKey]map[writerKey]int{}}}
 		c.runs[id] = a
@@ -404,21 +405,60 @@ func (t *traceAcc) writes() []RegWrites {
 	return out
 }
 
-// regKey is one register of one CPU.
-type regKey struct {
-	cpu int
-	msr uint32
+// cpuRegs are one CPU's sampled registers, each with its successive
+// distinct values.
+type cpuRegs struct {
+	cpu  int
+	regs []regValues
+}
+
+type regValues struct {
+	msr    uint32
+	values []uint64
+}
+
+// cpuAt returns the CPU of row position i, looked up by id only when the
+// rows' order changed.
+func (a *runAcc) cpuAt(i, id int) *cpuRegs {
+	if i < len(a.byRow) && a.byRow[i] != nil && a.byRow[i].cpu == id {
+		return a.byRow[i]
+	}
+	c := a.cpus[id]
+	if c == nil {
+		c = &cpuRegs{cpu: id}
+		a.cpus[id] = c
+	}
+	for len(a.byRow) <= i {
+		a.byRow = append(a.byRow, nil)
+	}
+	a.byRow[i] = c
+	return c
+}
+
+// reg returns the register msr, looked for at position j first.
+func (c *cpuRegs) reg(j int, msr uint32) *regValues {
+	if j < len(c.regs) && c.regs[j].msr == msr {
+		return &c.regs[j]
+	}
+	for k := range c.regs {
+		if c.regs[k].msr == msr {
+			return &c.regs[k]
+		}
+	}
+	c.regs = append(c.regs, regValues{msr: msr})
+	return &c.regs[len(c.regs)-1]
 }
 
 // addRegs notes each CPU register value that differs from the last one
 // seen.
 func (a *runAcc) addRegs(smp *recording.Sample) {
 	for i := range smp.CPUs {
-		c := &smp.CPUs[i]
-		for _, g := range c.Regs {
-			k := regKey{c.CPU, g.MSR}
-			if v := a.changes[k]; len(v) == 0 || v[len(v)-1] != g.Value {
-				a.changes[k] = append(v, g.Value)
+		row := &smp.CPUs[i]
+		c := a.cpuAt(i, row.CPU)
+		for j, g := range row.Regs {
+			r := c.reg(j, g.MSR)
+			if v := r.values; len(v) == 0 || v[len(v)-1] != g.Value {
+				r.values = append(v, g.Value)
 			}
 		}
 	}
@@ -426,9 +466,11 @@ func (a *runAcc) addRegs(smp *recording.Sample) {
 
 func (a *runAcc) sampledChanges() []RegChange {
 	var out []RegChange
-	for k, v := range a.changes {
-		if len(v) > 1 {
-			out = append(out, RegChange{MSR: k.msr, Name: RegName(k.msr), CPU: k.cpu, Values: slices.Clone(v)})
+	for _, c := range a.cpus {
+		for _, r := range c.regs {
+			if len(r.values) > 1 {
+				out = append(out, RegChange{MSR: r.msr, Name: RegName(r.msr), CPU: c.cpu, Values: slices.Clone(r.values)})
+			}
 		}
 	}
 	slices.SortFunc(out, func(a, b RegChange) int { return cmp.Or(cmp.Compare(a.MSR, b.MSR), cmp.Compare(a.CPU, b.CPU)) })

@@ -1,9 +1,11 @@
 // Command gen writes a synthetic recording (package recording/synth) or
-// decompresses a recording's zstd payloads alone, for
-// bench/recording/run.sh:
+// decompresses a recording's zstd payloads alone, or decodes every record
+// of it doing nothing with them (the reader's raw decode), for
+// bench/recording/run.sh and bench/diff/run.sh:
 //
 //	gen -cpus 512 -seconds 600 -o x.rec
 //	gen -inflate x.rec
+//	gen -scan x.rec
 package main
 
 import (
@@ -12,6 +14,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/synth"
 )
 
@@ -24,8 +27,15 @@ func main() {
 	flag.BoolVar(&c.Unrounded, "unrounded", false, "keep every digit of the figures (as format 1.0 stored them)")
 	out := flag.String("o", "", "write the recording here")
 	inflate := flag.String("inflate", "", "decompress this recording's zstd payloads, decoding nothing")
+	scan := flag.String("scan", "", "decode every record of this recording (recording.ScanFile), keeping nothing")
 	flag.Parse()
-	if err := run(c, *out, *inflate); err != nil {
+	var err error
+	if *scan != "" {
+		_, err = recording.ScanFile(*scan, func(recording.Record) error { return nil })
+	} else {
+		err = run(c, *out, *inflate)
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "gen:", err)
 		os.Exit(1)
 	}
@@ -36,7 +46,7 @@ func run(c synth.Config, out, inflate string) error {
 		return synth.Inflate(inflate)
 	}
 	if out == "" || c.CPUs < 1 || c.Hz < 1 || c.Seconds < 0 {
-		return fmt.Errorf("usage: gen -cpus N -seconds S -o FILE | gen -inflate FILE")
+		return fmt.Errorf("usage: gen -cpus N -seconds S -o FILE | gen -inflate FILE | gen -scan FILE")
 	}
 	f, err := os.Create(out)
 	if err != nil {
