@@ -295,7 +295,7 @@ func loop(sk *sink, bufs *buffers, cfg Config, smp Sampler, run int, stop <-chan
 			sk.note(run, "sampling stopped: %v", err)
 			return
 		}
-		r := recording.FromSampler(&s, cfg.HWPReg)
+		r := FromSampler(&s, cfg.HWPReg)
 		bufs.mu.Lock()
 		bufs.samples = append(bufs.samples, r)
 		bufs.mu.Unlock()

@@ -82,7 +82,7 @@ func (s *Setup) Config(c Config) Config {
 			if err != nil {
 				return nil, nil, err
 			}
-			return smp, recording.FiguresFromInfo(set.Setup().Info()), nil
+			return smp, FiguresFromInfo(set.Setup().Info()), nil
 		}
 	}
 	if s.tracer != nil {

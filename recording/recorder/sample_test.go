@@ -1,13 +1,20 @@
-package recording
+package recorder
 
 import (
+	"math"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/sampler"
 )
+
+// valueCmp compares Values with NaN equal to NaN.
+var valueCmp = cmp.Comparer(func(a, b recording.Value) bool {
+	return a == b || (math.IsNaN(float64(a)) && math.IsNaN(float64(b)))
+})
 
 func TestFromSampler(t *testing.T) {
 	v := func(x float64) sampler.Value { return sampler.Value{V: x, Src: sampler.SrcMSR} }
@@ -23,29 +30,29 @@ func TestFromSampler(t *testing.T) {
 		Summaries: []sampler.Summary{{Type: sampler.SummaryAll, CPUs: 1, AvgMHz: v(800), PkgWatt: v(6.5)}},
 	}
 	got := FromSampler(s, 0x774)
-	want := Sample{TimeNs: at.UnixNano(), IntervalNs: 100e6,
-		CPUs: []CPURow{{CPU: 3, Core: 1, Package: 0, CoreType: "E", Values: []Value{800, 25, 3200, 1700, NA(), 50},
-			Regs: []Reg{{0x774, 0x80002e17}}}},
-		Packages: []PackageRow{{Package: 0, Values: []Value{6.5, NA(), NA(), NA(), NA(), NA()}, Regs: []Reg{{0x64F, 0x1c000000}}}},
-		Summaries: []SummaryRow{{Type: "all", CPUs: 1, Values: []Value{800, NA(), NA(), NA(), NA(), NA()},
-			PackageValues: []Value{6.5, NA(), NA(), NA(), NA(), NA()}}},
+	want := recording.Sample{TimeNs: at.UnixNano(), IntervalNs: 100e6,
+		CPUs: []recording.CPURow{{CPU: 3, Core: 1, Package: 0, CoreType: "E", Values: []recording.Value{800, 25, 3200, 1700, recording.NA(), 50},
+			Regs: []recording.Reg{{MSR: 0x774, Value: 0x80002e17}}}},
+		Packages: []recording.PackageRow{{Package: 0, Values: []recording.Value{6.5, recording.NA(), recording.NA(), recording.NA(), recording.NA(), recording.NA()}, Regs: []recording.Reg{{MSR: 0x64F, Value: 0x1c000000}}}},
+		Summaries: []recording.SummaryRow{{Type: "all", CPUs: 1, Values: []recording.Value{800, recording.NA(), recording.NA(), recording.NA(), recording.NA(), recording.NA()},
+			PackageValues: []recording.Value{6.5, recording.NA(), recording.NA(), recording.NA(), recording.NA(), recording.NA()}}},
 	}
 	if diff := cmp.Diff(want, got, valueCmp); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
-	if len(want.CPUs[0].Values) != len(SamplerCPUColumns()) || len(want.Packages[0].Values) != len(SamplerPackageColumns()) {
+	if len(want.CPUs[0].Values) != len(recording.SamplerCPUColumns()) || len(want.Packages[0].Values) != len(recording.SamplerPackageColumns()) {
 		t.Error("columns and values disagree")
 	}
 }
 
-// TestFromSamplerRounds: figures keep FigureDecimals decimals.
+// TestFromSamplerRounds: figures keep recording.FigureDecimals decimals.
 func TestFromSamplerRounds(t *testing.T) {
 	v := func(x float64) sampler.Value { return sampler.Value{V: x, Src: sampler.SrcMSR} }
 	s := &sampler.Sample{CPUs: []sampler.CPU{{AvgMHz: v(2400.123456789), BusyPct: v(37.123456789), IPC: v(1.23456789)}},
 		Packages: []sampler.Package{{PkgWatt: v(12.3456789)}}}
 	got := FromSampler(s, 0x774)
-	want := []Value{2400.123, 37.1235, 1.2346, 12.3457}
-	g := []Value{got.CPUs[0].Values[0], got.CPUs[0].Values[1], got.CPUs[0].Values[4], got.Packages[0].Values[0]}
+	want := []recording.Value{2400.123, 37.1235, 1.2346, 12.3457}
+	g := []recording.Value{got.CPUs[0].Values[0], got.CPUs[0].Values[1], got.CPUs[0].Values[4], got.Packages[0].Values[0]}
 	if diff := cmp.Diff(want, g); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
