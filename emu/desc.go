@@ -57,6 +57,9 @@ type Description struct {
 	Driver Driver `yaml:"driver"`
 	Power  Power  `yaml:"power"`
 	RAPL   RAPL   `yaml:"rapl"`
+	// Thermal is the package temperature model (docs/emulator.md,
+	// "Thermal model"); absent: temperatures are not modelled.
+	Thermal *Thermal `yaml:"thermal,omitempty"`
 	// MSRs lists every register the machine implements; any other
 	// address reads as EIO, like a #GP in the real driver.
 	MSRs []MSR `yaml:"msrs"`
@@ -144,7 +147,10 @@ type CoreType struct {
 	// ActiveW is the power of one busy CPU of this type running at its
 	// guaranteed (Intel) or nominal (AMD) performance; see Power.
 	ActiveW float64 `yaml:"active_w,omitempty"`
-	Caches  []Cache `yaml:"caches,omitempty"`
+	// ThermOffsetC is how many °C this type's cores read below the
+	// package temperature (thermal model; 0: equal).
+	ThermOffsetC float64 `yaml:"therm_offset_c,omitempty"`
+	Caches       []Cache `yaml:"caches,omitempty"`
 }
 
 // Cache is one CPUID leaf 4 / sysfs cache/indexK entry.
@@ -195,6 +201,15 @@ type Power struct {
 	PlatformW float64 `yaml:"platform_w"`  // psys = packages + this
 }
 
+// Thermal is a first-order package temperature model: C dT/dt = P -
+// (T - AmbientC) / RKPerW, with P the package power.
+type Thermal struct {
+	AmbientC float64 `yaml:"ambient_c"` // °C around the package
+	RKPerW   float64 `yaml:"r_k_per_w"` // package-to-ambient resistance, K/W
+	CJPerK   float64 `yaml:"c_j_per_k"` // heat capacity, J/K
+	Source   string  `yaml:"source"`    // where the constants come from ("assumed")
+}
+
 // RAPL names the energy domains and where their counters live.
 type RAPL struct {
 	// Domains: any of pkg, core, uncore, dram, psys. Each is served as
@@ -222,8 +237,10 @@ type MSR struct {
 	// (AMD's per-core energy register: the reading CPU's core only),
 	// pkg_power_limit (MSR_PKG_POWER_LIMIT: the limits the model enforces,
 	// written through powercap; the address must be rapl.limit_msr),
-	// limit_reasons (MSR_CORE_PERF_LIMIT_REASONS as the model sets it) or
-	// hwp_status (IA32_HWP_STATUS with the model's excursion bit).
+	// limit_reasons (MSR_CORE_PERF_LIMIT_REASONS as the model sets it),
+	// hwp_status (IA32_HWP_STATUS with the model's excursion bit), or
+	// therm_status / pkg_therm_status (IA32_THERM_STATUS /
+	// IA32_PACKAGE_THERM_STATUS from the thermal model; needs thermal).
 	Kind string `yaml:"kind"`
 	// CoreType restricts the entry to CPUs of that type (per-core-type
 	// HWP capabilities); empty applies to all.
@@ -236,7 +253,7 @@ type MSR struct {
 
 var msrKinds = []string{"", "tsc", "mperf", "aperf", "idle", "hwp_request", "epb", "perf_ctl", "perf_status", "cppc_req",
 	"energy:pkg", "energy:core", "energy:uncore", "energy:dram", "energy:psys", "energy:thiscore",
-	"pkg_power_limit", "limit_reasons", "hwp_status"}
+	"pkg_power_limit", "limit_reasons", "hwp_status", "therm_status", "pkg_therm_status"}
 
 // ParseDescription decodes and checks a YAML machine description. Unknown
 // fields are an error so that a typo never silently drops a value. Errors
@@ -270,6 +287,9 @@ func ParseDescription(data []byte) (*Description, error) {
 func (d *Description) validate() error {
 	if err := d.validateMachine(); err != nil {
 		return err
+	}
+	if t := d.Thermal; t != nil && !(t.RKPerW > 0 && t.CJPerK > 0 && t.Source != "") {
+		return fieldErrorf("thermal", "r_k_per_w and c_j_per_k must be positive and source given")
 	}
 	ncpu := d.NumCPUs()
 	if err := d.validateMSRs(ncpu); err != nil {
@@ -413,6 +433,9 @@ func (d *Description) validateMSRs(ncpu int) error {
 		}
 		if m.Kind == "pkg_power_limit" && (m.Addr != d.RAPL.LimitMSR || m.CoreType != "" || m.CPUs != "") {
 			return fieldErrorf(f+".kind", "msr %#x: kind pkg_power_limit needs the address of rapl.limit_msr (%#x), for all CPUs", m.Addr, d.RAPL.LimitMSR)
+		}
+		if (m.Kind == "therm_status" || m.Kind == "pkg_therm_status") && d.Thermal == nil {
+			return fieldErrorf(f+".kind", "msr %#x: kind %s needs a thermal section", m.Addr, m.Kind)
 		}
 		if m.CPUs != "" {
 			l, err := cpuList(m.CPUs, ncpu)

@@ -687,6 +687,8 @@ func TestParseDescriptionErrors(t *testing.T) {
 		{"threads", rep("threads: 1", "threads: 4"), "description:9: cores[0]: type c: count 2 threads 4"},
 		{"kind", rep("kind: tsc", "kind: sleepy"), `description:13: msrs[0].kind: msr 0x10: unknown kind "sleepy"`},
 		{"no source", rep("source: model", `source: ""`), "description:13: msrs[0].source: msr 0x10 (TSC): no source"},
+		{"thermal kind", rep("kind: tsc", "kind: therm_status"), "description:13: msrs[0].kind: msr 0x10: kind therm_status needs a thermal section"},
+		{"thermal", tiny + "thermal: {ambient_c: 35, r_k_per_w: 0, c_j_per_k: 10, source: assumed}\n", "description:14: thermal: r_k_per_w and c_j_per_k must be positive and source given"},
 		{"unknown field", tiny + "tjmax: 100\n", "description:14: tjmax: unknown field"},
 		{"nested unknown field", rep("c: {}", "c: {perf_mhz: 3}"), "description:11: core_types.c.perf_mhz: unknown field"},
 		{"type", rep("family: 6", "family: six"), "description:3: family: cannot unmarshal !!str `six` into int"},

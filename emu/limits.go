@@ -27,13 +27,23 @@ const (
 // request's Minimum_Performance.
 const hwpStatusExcursion = 1 << 2
 
-// limitState is a package's power limits: MSR_PKG_POWER_LIMIT and the
+// Limit indexes: PL1, PL2 (MSR_PKG_POWER_LIMIT) and the thermal limit
+// (thermal.go), whose average of package power is (T - T_amb) / R.
+const (
+	limPL1 = iota
+	limPL2
+	limThermal
+	numLimits
+)
+
+// limitState is a package's limits: MSR_PKG_POWER_LIMIT and the
 // exponentially weighted average of package power each limit holds.
 type limitState struct {
 	has     bool   // the package has a pkg_power_limit register
 	reg     uint64 // MSR_PKG_POWER_LIMIT
-	ewma    [2]float64
+	ewma    [numLimits]float64
 	reasons uint64 // MSR_CORE_PERF_LIMIT_REASONS: status 15:0, log 31:16
+	therm   uint64 // IA32_PACKAGE_THERM_STATUS status and log bits (thermal.go)
 	watts   float64
 	scale   float64 // the last interval's frequency scale (1: not limited)
 }
@@ -55,20 +65,24 @@ func (m *Machine) initLimits(p int) limitState {
 			l.has, l.reg = true, r.Value
 		}
 	}
-	l.ewma = [2]float64{m.desc.Power.IdleW, m.desc.Power.IdleW}
+	for i := range l.ewma {
+		l.ewma[i] = m.desc.Power.IdleW
+	}
 	l.scale = 1
 	return l
 }
 
 // limits decodes the register with the machine's RAPL units: PL1 and PL2
-// with their time windows divided by the time scale.
-func (m *Machine) limits(l *limitState) [2]pl {
+// with their time windows divided by the time scale; and the thermal
+// limit (thermalLimit).
+func (m *Machine) limits(l *limitState) [numLimits]pl {
+	var out [numLimits]pl
+	out[limThermal] = m.thermalLimit()
 	if !l.has {
-		return [2]pl{}
+		return out
 	}
 	u := rapl.DecodePowerUnit(m.msrs[msrKey{m.desc.RAPL.UnitMSR, ""}].Value)
 	d := rapl.DecodePowerLimit(l.reg, u)
-	var out [2]pl
 	for i, x := range []rapl.Limit{d.PL1, d.PL2} {
 		out[i] = pl{watts: x.Power, tau: x.Window / m.timeScale, enabled: x.Enabled && x.Power > 0}
 	}
@@ -159,7 +173,7 @@ func (m *Machine) runPackage(ps *pkgState, d *pkgDemand, dt float64) float64 {
 		}
 		step, hit := dt, -1
 		for i, p := range lim {
-			if !p.enabled || l.binding(p, i) || w <= p.watts || piece >= 4 {
+			if !p.enabled || l.binding(p, i) || w <= p.watts || piece >= 2*numLimits {
 				continue
 			}
 			if t := p.tau * math.Log((w-l.ewma[i])/(w-p.watts)); t < step {
@@ -178,21 +192,28 @@ func (m *Machine) runPackage(ps *pkgState, d *pkgDemand, dt float64) float64 {
 			}
 		}
 		l.setReasons(by, s)
+		m.setThermStatus(ps, d, s, l.binding(lim[limThermal], limThermal))
 		dt -= step
 	}
 	l.watts = w
 	return w
 }
 
-// setReasons sets the PL1/PL2 status bits for the limit that holds the
-// frequency down (by, with scale s < 1), clears the other, and logs.
+// reasonBits maps a limit index to its MSR_CORE_PERF_LIMIT_REASONS
+// status bit.
+var reasonBits = [numLimits]uint{limPL1: reasonPL1, limPL2: reasonPL2, limThermal: reasonThermal}
+
+// setReasons sets the status bit for the limit that holds the frequency
+// down (by, with scale s < 1), clears the others, and logs.
 func (l *limitState) setReasons(by int, s float64) {
 	l.scale = s
-	l.reasons &^= 1<<reasonPL1 | 1<<reasonPL2
+	for _, b := range reasonBits {
+		l.reasons &^= 1 << b
+	}
 	if s >= 1 || by < 0 {
 		return
 	}
-	bit := uint64(1) << (reasonPL1 + by)
+	bit := uint64(1) << reasonBits[by]
 	l.reasons |= bit | bit<<reasonLog
 }
 
@@ -240,7 +261,7 @@ func (m *Machine) Summary() string {
 	defer m.mu.Unlock()
 	var parts []string
 	lim := m.limits(&m.pkgs[0].limits)
-	for i, p := range lim {
+	for i, p := range lim[:limThermal] {
 		if p.enabled {
 			parts = append(parts, fmt.Sprintf("PL%d %g W over %s", i+1, p.watts, seconds(p.tau)))
 		}
@@ -248,6 +269,9 @@ func (m *Machine) Summary() string {
 	s := "no power limit enforced"
 	if len(parts) > 0 {
 		s = "power limits " + strings.Join(parts, ", ") + " (MSR_PKG_POWER_LIMIT, averaged as the SDM's RAPL)"
+	}
+	if t := m.thermalSummary(); t != "" {
+		s += "; " + t
 	}
 	if m.timeScale != 1 {
 		s += fmt.Sprintf(", time constants divided by %g", m.timeScale)

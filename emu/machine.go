@@ -177,6 +177,7 @@ type cpu struct {
 
 	regs      map[uint32]uint64 // registers the model writes (HWP_REQUEST, EPB, PERF_CTL, CPPC_REQ)
 	hwpStatus uint64            // IA32_HWP_STATUS bits the model set (sticky: nothing clears them)
+	therm     uint64            // IA32_THERM_STATUS status and log bits the model set (thermal.go)
 
 	// cpufreq policy state
 	governor      string
@@ -384,6 +385,10 @@ func (m *Machine) readMSR(c *cpu, addr uint32) (uint64, error) {
 		return m.pkgs[c.pkg].limits.reasons, nil
 	case "hwp_status":
 		return r.Value | c.hwpStatus, nil
+	case "therm_status":
+		return m.thermStatus(r.Value, c.therm, m.coreTempC(c)), nil
+	case "pkg_therm_status":
+		return m.thermStatus(r.Value, m.pkgs[c.pkg].limits.therm, m.pkgTempC(c.pkg)), nil
 	}
 	dom := strings.TrimPrefix(r.Kind, "energy:")
 	j := 0.0
