@@ -97,6 +97,8 @@ type cpuDemand struct {
 	floor  float64 // the lowest the hardware runs it at (HWP Lowest)
 	minMHz float64 // the request's minimum, for the excursion bit
 	coef   float64 // busy power = coef x f^exponent
+	a      float64 // weight of the efficient sharing rule: EPP / 255
+	effMHz float64 // the efficient rule's frequency at scale 1 (>= mhz)
 }
 
 // pkgDemand is a package's load over an interval.
@@ -106,11 +108,40 @@ type pkgDemand struct {
 	exp    float64
 }
 
-// freq is the frequency CPU d runs at under scale s: the request's
-// frequency times s, never below the hardware's lowest (the rule the model
-// uses to share a power budget: every busy CPU gives up the same fraction
-// of its requested frequency).
-func (d *cpuDemand) freq(s float64) float64 { return max(d.floor, s*d.mhz) }
+// freq is the frequency CPU d runs at under scale s, never below the
+// hardware's lowest: a blend, weighted by the request's EPP (a = EPP /
+// 255), of two rules for sharing a power budget. The uniform rule (EPP
+// 0): every busy CPU gives up the same fraction of its request, s x mhz.
+// The efficient rule (EPP 255): the frequencies that cost the same
+// marginal power per MHz on every CPU, s x effMHz, capped at the request
+// (effMHz: setEfficient), so the budget goes where a MHz is cheapest.
+func (d *cpuDemand) freq(s float64) float64 {
+	return max(d.floor, (1-d.a)*s*d.mhz+d.a*min(d.mhz, s*d.effMHz))
+}
+
+// setEfficient sets each CPU's effMHz: with busy power coef x f^x the
+// marginal cost x coef f^(x-1) is equal on every CPU where f is
+// proportional to coef^(-1/(x-1)); the common factor is the smallest that
+// gives every CPU at least its request at scale 1, so that scale 1 is the
+// request under both rules. With x <= 1 (no marginal-cost optimum) every
+// CPU uses the uniform rule.
+func (p *pkgDemand) setEfficient() {
+	k := 0.0
+	for i := range p.cpus {
+		d := &p.cpus[i]
+		if p.exp <= 1 || d.coef <= 0 {
+			d.a = 0
+			continue
+		}
+		k = max(k, d.mhz/math.Pow(d.coef, -1/(p.exp-1)))
+	}
+	for i := range p.cpus {
+		d := &p.cpus[i]
+		if d.a > 0 {
+			d.effMHz = k * math.Pow(d.coef, -1/(p.exp-1))
+		}
+	}
+}
 
 // coreW is the package's core power at scale s.
 func (p *pkgDemand) coreW(s float64) float64 {

@@ -180,9 +180,11 @@ func (m *Machine) demand(pkg int) *pkgDemand {
 			b = math.Min(1, math.Max(0, m.busy[c.n%len(m.busy)]))
 		}
 		op := m.operatingPoint(c)
-		d.cpus = append(d.cpus, cpuDemand{c: c, b: b, mhz: op.mhz, floor: op.floorMHz, minMHz: op.minMHz, coef: op.coef})
+		d.cpus = append(d.cpus, cpuDemand{c: c, b: b, mhz: op.mhz, floor: op.floorMHz, minMHz: op.minMHz, coef: op.coef,
+			a: float64(op.epp) / 255})
 		busy += b
 	}
+	d.setEfficient()
 	mean := 0.0
 	if len(d.cpus) > 0 {
 		mean = busy / float64(len(d.cpus))
@@ -201,6 +203,7 @@ type opPoint struct {
 	floorMHz float64 // the lowest the hardware runs it at: HWP Lowest (AMD: CPPC lowest)
 	minMHz   float64 // the request's minimum (the excursion threshold)
 	coef     float64 // busy power = coef x f^exponent (W, f in MHz)
+	epp      uint8   // the request's EPP (0 without a driver)
 }
 
 // operatingPoint returns c's operating point, recomputed only when its
@@ -222,6 +225,9 @@ func (m *Machine) operatingPoint(c *cpu) opPoint {
 		op.coef = c.ct.ActiveW / math.Pow(ref, m.desc.Power.Exponent)
 	}
 	op.floorMHz, op.minMHz = m.requestBounds(c, mhz)
+	if m.desc.Driver.Name == "intel_pstate" || m.desc.Driver.Name == "amd-pstate-epp" {
+		op.epp = uint8(req >> 24) // HWP_REQUEST and CPPC_REQ: EPP in bits 31:24
+	}
 	c.op = op
 	return c.op
 }
