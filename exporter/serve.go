@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +18,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/exporter-toolkit/web"
+	"go.yaml.in/yaml/v2"
 
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 )
@@ -31,6 +34,10 @@ var (
 	// ErrNotDir: the --textfile directory does not exist or is not a
 	// directory.
 	ErrNotDir = errors.New("not a directory")
+	// ErrWebConfig: the --web.config.file, or a certificate it names, is
+	// unreadable or invalid (as root at start, or as --user after the
+	// switch: it is read again on every connection).
+	ErrWebConfig = errors.New("bad web config file")
 )
 
 // TextfileName is the file --textfile writes in its directory.
@@ -41,6 +48,10 @@ type Options struct {
 	Config
 	// Listen is the address to serve GET /metrics on ("" serves nothing).
 	Listen string
+	// WebConfigFile, when set, is an exporter-toolkit web configuration
+	// (TLS, basic auth) for the listener, as node_exporter's
+	// --web.config.file.
+	WebConfigFile string
 	// TextfileDir, when set, is a directory where the metrics are written
 	// atomically every TextfileInterval, for node_exporter's textfile
 	// collector.
@@ -68,6 +79,9 @@ func Run(ctx context.Context, o Options) error {
 			return fmt.Errorf("--textfile %s: %w", o.TextfileDir, ErrNotDir)
 		}
 	}
+	if err := checkWebConfig(o.WebConfigFile); err != nil {
+		return err
+	}
 	var ln net.Listener
 	if o.Listen != "" {
 		if ln, err = net.Listen("tcp", o.Listen); err != nil {
@@ -90,13 +104,20 @@ func Run(ctx context.Context, o Options) error {
 		if err := dropPrivileges(uid, gid); err != nil {
 			return err
 		}
+		if err := checkWebConfig(o.WebConfigFile); err != nil {
+			return fmt.Errorf("as --user %s: %w", o.User, err)
+		}
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
 	errc := make(chan error, 2)
 	if ln != nil {
-		fmt.Fprintf(o.Log, "hwpprobe exporter: serving http://%s/metrics as %s\n", ln.Addr(), o.User)
-		go func() { errc <- serve(ctx, ln, reg) }()
+		scheme := "http"
+		if tls, _ := webTLS(o.WebConfigFile); tls {
+			scheme = "https"
+		}
+		fmt.Fprintf(o.Log, "hwpprobe exporter: serving %s://%s/metrics as %s\n", scheme, ln.Addr(), o.User)
+		go func() { errc <- serve(ctx, ln, reg, o.WebConfigFile, o.Log) }()
 	}
 	if o.TextfileDir != "" {
 		go func() { errc <- writeTextfiles(ctx, reg, o.TextfileDir, o.TextfileInterval) }()
@@ -163,10 +184,37 @@ func Handler(reg *prometheus.Registry) http.Handler {
 	return mux
 }
 
-// serve runs the HTTP server on ln until ctx is done. Each connection has
-// its own goroutine and deadlines, so a slow or hung scraper holds only
-// its own connection.
-func serve(ctx context.Context, ln net.Listener, reg *prometheus.Registry) error {
+// checkWebConfig reads the web config file and the certificates it names
+// (nothing to check without one).
+func checkWebConfig(path string) error {
+	if err := web.Validate(path); err != nil {
+		return fmt.Errorf("--web.config.file %s: %w: %w", path, ErrWebConfig, err)
+	}
+	return nil
+}
+
+// webTLS reports whether the web config file at path turns TLS on.
+func webTLS(path string) (bool, error) {
+	if path == "" {
+		return false, nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("--web.config.file: %w", err)
+	}
+	var c web.Config
+	if err := yaml.Unmarshal(b, &c); err != nil {
+		return false, fmt.Errorf("--web.config.file %s: %w: %w", path, ErrWebConfig, err)
+	}
+	return c.TLSConfig.IsEnabled(), nil
+}
+
+// serve runs the HTTP server on ln until ctx is done, with TLS and basic
+// auth as the exporter-toolkit web config file webConfig says (plain HTTP
+// without one); the toolkit's warnings go to log. Each connection has its
+// own goroutine and deadlines, so a slow or hung scraper holds only its
+// own connection.
+func serve(ctx context.Context, ln net.Listener, reg *prometheus.Registry, webConfig string, log io.Writer) error {
 	srv := &http.Server{
 		Handler:           Handler(reg),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -180,7 +228,10 @@ func serve(ctx context.Context, ln net.Listener, reg *prometheus.Registry) error
 		defer cancel()
 		srv.Shutdown(sctx)
 	}()
-	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+	noSystemd := false
+	flags := &web.FlagConfig{WebListenAddresses: &[]string{}, WebSystemdSocket: &noSystemd, WebConfigFile: &webConfig}
+	logger := slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if err := web.Serve(ln, srv, flags, logger); !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
 	return nil

@@ -20,7 +20,7 @@ func newExporterCmd() *cobra.Command {
 		msrs string
 	)
 	cmd := &cobra.Command{
-		Use:   "exporter [--listen 127.0.0.1:PORT] [-C cpus] [--textfile DIR] [--user nobody]",
+		Use:   "exporter [--listen 127.0.0.1:PORT] [-C cpus] [--textfile DIR] [--user nobody] [--web.config.file FILE]",
 		Short: "Prometheus exporter: HWP/CPPC requests, EPB, governors, delivered MHz, energy, limits, register writes",
 		Long: `exporter serves hwpprobe's figures as Prometheus metrics on GET /metrics
 (text format or OpenMetrics), or writes them for node_exporter's textfile
@@ -42,7 +42,8 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), cli.StopSignals...)
 			defer stop()
 			err = exporter.Run(ctx, o)
-			if errors.Is(err, exporter.ErrBadCPUList) || errors.Is(err, exporter.ErrBadUser) || errors.Is(err, exporter.ErrNotDir) {
+			if errors.Is(err, exporter.ErrBadCPUList) || errors.Is(err, exporter.ErrBadUser) || errors.Is(err, exporter.ErrNotDir) ||
+				errors.Is(err, exporter.ErrWebConfig) {
 				return cli.UsageError{Err: err}
 			}
 			return err
@@ -53,6 +54,7 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 	cli.CPUListVar(f, &o.CPUs, "CPUs to export, e.g. 0-3,8 (default: every online CPU)")
 	f.StringVar(&o.TextfileDir, "textfile", "", "write DIR/"+exporter.TextfileName+" for node_exporter's textfile collector (then no listener unless --listen)")
 	cli.DurationVarP(f, &o.TextfileInterval, "textfile-interval", "", 15*time.Second, 100*time.Millisecond, 24*time.Hour, "how often --textfile rewrites the file")
+	f.StringVar(&o.WebConfigFile, "web.config.file", "", "exporter-toolkit web config (TLS, basic auth), as node_exporter's; it and its certificates must stay readable by --user")
 	f.StringVar(&o.User, "user", "nobody", "user to switch to after opening the devices (root: stay root)")
 	cli.DurationVarP(f, &o.MinInterval, "min-interval", "", exporter.DefaultMinInterval, 10*time.Millisecond, time.Hour,
 		"shortest time between two refreshes; scrapes in between get the same figures")

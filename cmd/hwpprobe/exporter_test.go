@@ -91,7 +91,7 @@ func poll(ctx context.Context, f func() error) error {
 	}
 }
 
-var servingRE = regexp.MustCompile(`serving http://([0-9.:]+)/metrics`)
+var servingRE = regexp.MustCompile(`serving https?://([0-9.:]+)/metrics`)
 
 // exporterAddr waits for the exporter's start-up log to say where it
 // serves.
