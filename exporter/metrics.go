@@ -1,6 +1,7 @@
 package exporter
 
 import (
+	"regexp"
 	"strconv"
 	"time"
 
@@ -50,6 +51,52 @@ var (
 	descScrapeErrors   = prometheus.NewDesc(ns+"scrape_errors_total", "Refreshes in which a source failed.", nil, nil)
 	descRefreshes      = prometheus.NewDesc(ns+"refreshes_total", "Refreshes of the figures (at most one per minimum interval, however many scrapers).", nil, nil)
 )
+
+// allDescs lists every metric the exporter can serve.
+var allDescs = []*prometheus.Desc{
+	descDelivered,
+	descBusyFreq,
+	descBusy,
+	descTSC,
+	descCoreTemp,
+	descCPUFreqInfo,
+	descScalingMin,
+	descScalingMax,
+	descInfoMin,
+	descInfoMax,
+	descReqMin,
+	descReqMax,
+	descReqDesired,
+	descReqEPP,
+	descCapHighest,
+	descCapGuar,
+	descCapEff,
+	descCapLowest,
+	descEPB,
+	descEnergy,
+	descPkgTemp,
+	descLimitSecs,
+	descWrites,
+	descWritesLost,
+	descEmulated,
+	descScrapeDuration,
+	descScrapeErrors,
+	descRefreshes,
+}
+
+var fqNameRE = regexp.MustCompile(`fqName: "([^"]+)"`)
+
+// MetricNames returns the name of every metric the exporter can serve
+// (a machine serves those it has figures for).
+func MetricNames() []string {
+	names := make([]string, 0, len(allDescs))
+	for _, d := range allDescs {
+		if m := fqNameRE.FindStringSubmatch(d.String()); m != nil {
+			names = append(names, m[1])
+		}
+	}
+	return names
+}
 
 // domains names the RAPL domains in sampler.Package's order of watts.
 var domains = [...]string{"package", "core", "gpu", "dram", "psys"}
