@@ -9,8 +9,8 @@ import (
 // Sources of the expected values (raw value and the decode the kernel's
 // tools printed for it):
 //   man:  tools/power/x86/turbostat/turbostat.8 example output (6:9e:9)
-//   WHL:  turbostat on a Whiskey Lake i7-8565U (/work/shared/vectors)
-//   GNR:  turbostat 2023.03.17 on Granite Rapids (/work/shared/vectors)
+//   WHL:  turbostat on a Whiskey Lake i7-8565U (regs/testdata)
+//   GNR:  turbostat 2023.03.17 on Granite Rapids (regs/testdata)
 //   ARL:  turbostat 2025.02.02 on an Arrow Lake Ultra 9 275HX, linux-acpi
 //         2025-12-14 <20251214184507.21f95134@kf-m2g5>
 //   JL:   turbostat, linux-pm 2021-10-28 (Julia Lawall)

@@ -19,7 +19,7 @@ import (
 
 // bigReg is a 64-bit register value with bits above 2^53 set (valid bits
 // 63:59 of IA32_HWP_REQUEST over the Whiskey Lake request 0x80002e17 in
-// /work/shared/vectors/registers.tsv): the container must carry any uint64
+// regs/testdata/registers.tsv): the container must carry any uint64
 // exactly, which a float64 (or JSON read by JavaScript) would not.
 const bigReg = 0xF800_0000_8000_2E17
 

@@ -15,7 +15,7 @@ const (
 	// MSR_TEMPERATURE_TARGET cannot be read (turbostat.c, set_temperature_target).
 	DefaultTjMax = 100
 	// DefaultAMDPowerUnitRaw is AMD RAPL_PWR_UNIT as read on a Ryzen 9
-	// 7950X (turbostat 21.05.04 output, /work/shared/vectors): 1 W,
+	// 7950X (turbostat 21.05.04 output, regs/testdata): 1 W,
 	// 15.3 µJ, 977 µs.
 	DefaultAMDPowerUnitRaw = 0x000a1000
 )

@@ -38,7 +38,7 @@ type clock struct{ t time.Time }
 func (c *clock) now() time.Time { return c.t }
 
 // intelRegs returns the registers of an Intel CPU with HWP: values from
-// /work/shared/vectors/registers.tsv style dumps (HWP_REQUEST 0x80002b0c:
+// regs/testdata/registers.tsv style dumps (HWP_REQUEST 0x80002b0c:
 // min 12, max 43, EPP 128; MSR_TEMPERATURE_TARGET 0x00640000: TjMax 100;
 // MSR_RAPL_POWER_UNIT 0xa0e03: 2^-14 J).
 func intelRegs() map[uint32]uint64 {
