@@ -14,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/internal/sysdump"
-	"github.com/hwpprobe/hwpprobe/internal/testbin"
 	"github.com/hwpprobe/hwpprobe/profile"
 )
 
@@ -38,21 +37,6 @@ func dumpState(out string) int {
 	return 0
 }
 
-var builtHwpemu string
-
-// hwpemu builds hwpemu once for the apply and matrix tests.
-func hwpemu(t *testing.T) string {
-	t.Helper()
-	if builtHwpemu == "" {
-		b, err := testbin.Build(filepath.Dir(hwpprobeBin), "../hwpemu")
-		if err != nil {
-			t.Fatal(err)
-		}
-		builtHwpemu = b
-	}
-	return builtHwpemu
-}
-
 // emuScript runs a shell script under `hwpemu run machine` with $H the
 // hwpprobe binary, $D the dump command (D name writes $T/name.json), $T a
 // temporary directory and a journal directory of the test's own; it
@@ -67,7 +51,7 @@ func emuScript(t *testing.T, machine, script string) (string, string) {
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
 	defer cancel()
 	pre := fmt.Sprintf("H=%s; T=%s; D() { %s=$T/$1.json %s; }\n", hwpprobeBin, dir, dumpEnv, self)
-	cmd := exec.CommandContext(ctx, hwpemu(t), "run", machine, "--", "sh", "-c", pre+script)
+	cmd := exec.CommandContext(ctx, hwpemuBin(t), "run", machine, "--", "sh", "-c", pre+script)
 	cmd.Env = append(os.Environ(), profile.JournalDirEnv+"="+filepath.Join(dir, "journal"))
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()

@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/internal/testbin"
 	"github.com/hwpprobe/hwpprobe/profile"
 )
 
@@ -23,10 +22,7 @@ const settingsScript = `cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governo
 // and the script's status.
 func emuDiff(t *testing.T, machine, dir, script string) (string, int) {
 	t.Helper()
-	hwpemu, err := testbin.Build(t.TempDir(), "../hwpemu")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hwpemu := hwpemuBin(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, hwpemu, "run", machine, "--", "sh", "-c", script)

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
 // snapJSON is the part of `snapshot --json` the exporter tests compare.
@@ -43,10 +41,7 @@ type snapJSON struct {
 func emuSession(t *testing.T, dir string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	hwpemu, err := testbin.Build(dir, "../hwpemu")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hwpemu := hwpemuBin(t)
 	script := `D=$1; H=$2
 "$H" snapshot --json > $D/snap.json || exit 1
 "$H" exporter --listen 127.0.0.1:0 --min-interval 100ms 2> $D/log & P=$!

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
-	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
 // TestRecordPowerLimits records under `hwpemu run --busy 1 --time-scale 4
@@ -29,10 +28,7 @@ import (
 // write of MSR_PKG_POWER_LIMIT in the trace, made by the shell.
 func TestRecordPowerLimits(t *testing.T) {
 	dir := t.TempDir()
-	hwpemu, err := testbin.Build(dir, "../hwpemu")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hwpemu := hwpemuBin(t)
 	out := filepath.Join(dir, "limits.rec")
 	const cpu = "/sys/devices/system/cpu/"
 	script := "for f in " + cpu + "cpufreq/policy*/scaling_governor; do echo performance > $f; done; sleep 3.5; " +

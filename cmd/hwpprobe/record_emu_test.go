@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/internal/testbin"
-
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
@@ -34,10 +32,7 @@ import (
 //     by the shell), and the summary lists them with their writer.
 func TestRecordEmulatedMeteorLake(t *testing.T) {
 	dir := t.TempDir()
-	hwpemu, err := testbin.Build(dir, "../hwpemu")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hwpemu := hwpemuBin(t)
 	out := filepath.Join(dir, "emu.rec")
 	// The bound is for an emulator that hangs (a FUSE server that stops
 	// answering), so that the suite fails instead of blocking.

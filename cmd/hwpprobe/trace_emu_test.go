@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
 // traceJSONEvent is the part of a `trace --json` event line these tests
@@ -40,10 +38,7 @@ type traceJSONEvent struct {
 // (0x6e0, written all the time on the CI VMs) are traced beside them.
 func TestTraceEmulatedWrites(t *testing.T) {
 	dir := t.TempDir()
-	hwpemu, err := testbin.Build(dir, "../hwpemu")
-	if err != nil {
-		t.Fatal(err)
-	}
+	hwpemu := hwpemuBin(t)
 	pidFile := filepath.Join(dir, "sh.pid")
 	const cpu = "/sys/devices/system/cpu/"
 	script := "echo $$ > " + pidFile + "; echo performance > " + cpu + "cpufreq/policy0/scaling_governor; " +

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
 // hostPMU is what the perf PMUs of the machine the test runs on offer
@@ -126,16 +124,6 @@ func TestWatchUsage(t *testing.T) {
 			t.Errorf("%v: error is %d lines, want one: %q", tt.args, n+1, stderr)
 		}
 	}
-}
-
-// hwpemuBin builds the emulator for the tests that run watch under it.
-func hwpemuBin(t *testing.T) string {
-	t.Helper()
-	bin, err := testbin.Build(t.TempDir(), "../hwpemu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bin
 }
 
 // TestWatchEmulated runs watch under the emulated Meteor Lake laptop
