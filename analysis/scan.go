@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/rowindex"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
 )
@@ -28,7 +29,7 @@ func (sc *scanner) add(r recording.Record) error {
 	sc.col.Add(r)
 	switch b := r.(type) {
 	case recording.RunStart:
-		sc.runs[b.Run] = &runScan{start: b.TimeNs, driver: sc.host.Driver, cpus: map[int]*cpuScan{},
+		sc.runs[b.Run] = &runScan{start: b.TimeNs, driver: sc.host.Driver,
 			writes: map[writeKey]int{}, limitVals: map[uint64]int{}}
 	case recording.Samples:
 		if x := sc.runs[b.Run]; x != nil {
@@ -56,7 +57,7 @@ func (sc *scanner) addRun(run *recording.Run) {
 func (sc *scanner) result(rec *recording.Recording, run *recording.Run) (summary.Summary, runEvidence) {
 	x := sc.runs[run.Start.Run]
 	if x == nil {
-		x = &runScan{start: run.Start.TimeNs, driver: sc.host.Driver, cpus: map[int]*cpuScan{},
+		x = &runScan{start: run.Start.TimeNs, driver: sc.host.Driver,
 			writes: map[writeKey]int{}, limitVals: map[uint64]int{}}
 	}
 	return sc.col.Summary(rec, run), x.evidence(sc.host)
@@ -68,8 +69,7 @@ func (sc *scanner) result(rec *recording.Recording, run *recording.Run) (summary
 type runScan struct {
 	start   int64
 	driver  string
-	cpus    map[int]*cpuScan
-	byRow   []*cpuScan // the CPU of each row position of the last sample
+	cpus    rowindex.Index[cpuScan]
 	sampled []Disturbance
 	traced  []Disturbance
 	// sampledYet: the run's first sample has been seen, and heldNow holds
@@ -111,21 +111,7 @@ type writeKey struct {
 	value uint64
 }
 
-func (x *runScan) cpu(i, id int) *cpuScan {
-	if i < len(x.byRow) && x.byRow[i] != nil && x.byRow[i].cpu == id {
-		return x.byRow[i]
-	}
-	c := x.cpus[id]
-	if c == nil {
-		c = &cpuScan{cpu: id}
-		x.cpus[id] = c
-	}
-	for len(x.byRow) <= i {
-		x.byRow = append(x.byRow, nil)
-	}
-	x.byRow[i] = c
-	return c
-}
+func newCPUScan(id int) *cpuScan { return &cpuScan{cpu: id} }
 
 func (c *cpuScan) reg(j int, msr uint32) *regScan {
 	if j < len(c.regs) && c.regs[j].msr == msr {
@@ -148,7 +134,7 @@ func (x *runScan) addSamples(samples []recording.Sample) {
 		}
 		for k := range s.CPUs {
 			row := &s.CPUs[k]
-			c := x.cpu(k, row.CPU)
+			c := x.cpus.At(k, row.CPU, newCPUScan)
 			c.typ = row.CoreType
 			for j, g := range row.Regs {
 				x.addReg(c, c.reg(j, g.MSR), g.Value, s.TimeNs)
@@ -240,12 +226,12 @@ func (x *runScan) evidence(host recording.Host) runEvidence {
 		writes: map[string]map[string]int{}, limits: map[string]int{}, first: map[[2]uint64]uint64{},
 		limitN: x.limitN, excursions: x.excursion, statusN: x.statusN}
 	typeOf := func(cpu int) string {
-		if c := x.cpus[cpu]; c != nil && c.typ != "" {
+		if c := x.cpus.ByCPU[cpu]; c != nil && c.typ != "" {
 			return c.typ
 		}
 		return "all"
 	}
-	for id, c := range x.cpus {
+	for id, c := range x.cpus.ByCPU {
 		t := typeOf(id)
 		if ev.held[t] == nil {
 			ev.held[t] = fieldCounter{}

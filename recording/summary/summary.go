@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/rowindex"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/regs"
 )
@@ -130,8 +131,7 @@ type runAcc struct {
 	order     []string // core types in order of appearance
 	types     map[string]*typeAcc
 	trace     traceAcc
-	cpus      map[int]*cpuRegs // sampled register values by CPU
-	byRow     []*cpuRegs       // the CPU of each row position of the last sample
+	cpus      rowindex.Index[cpuRegs] // sampled register values by CPU
 }
 
 // NewCollector returns an empty Collector.
@@ -140,7 +140,7 @@ func NewCollector() *Collector { return &Collector{runs: map[int]*runAcc{}} }
 func (c *Collector) run(id int) *runAcc {
 	a := c.runs[id]
 	if a == nil {
-		a = &runAcc{types: map[string]*typeAcc{}, cpus: map[int]*cpuRegs{},
+		a = &runAcc{types: map[string]*typeAcc{},
 			trace: traceAcc{by: map[traceKey]*RegWrites{}, counts: map[traceKey]map[uint64]int{},
 				writers: map[traceKey]map[writerKey]int{}}}
 		c.runs[id] = a
@@ -417,23 +417,7 @@ type regValues struct {
 	values []uint64
 }
 
-// cpuAt returns the CPU of row position i, looked up by id only when the
-// rows' order changed.
-func (a *runAcc) cpuAt(i, id int) *cpuRegs {
-	if i < len(a.byRow) && a.byRow[i] != nil && a.byRow[i].cpu == id {
-		return a.byRow[i]
-	}
-	c := a.cpus[id]
-	if c == nil {
-		c = &cpuRegs{cpu: id}
-		a.cpus[id] = c
-	}
-	for len(a.byRow) <= i {
-		a.byRow = append(a.byRow, nil)
-	}
-	a.byRow[i] = c
-	return c
-}
+func newCPURegs(id int) *cpuRegs { return &cpuRegs{cpu: id} }
 
 // reg returns the register msr, looked for at position j first.
 func (c *cpuRegs) reg(j int, msr uint32) *regValues {
@@ -454,7 +438,7 @@ func (c *cpuRegs) reg(j int, msr uint32) *regValues {
 func (a *runAcc) addRegs(smp *recording.Sample) {
 	for i := range smp.CPUs {
 		row := &smp.CPUs[i]
-		c := a.cpuAt(i, row.CPU)
+		c := a.cpus.At(i, row.CPU, newCPURegs)
 		for j, g := range row.Regs {
 			r := c.reg(j, g.MSR)
 			if v := r.values; len(v) == 0 || v[len(v)-1] != g.Value {
@@ -466,7 +450,7 @@ func (a *runAcc) addRegs(smp *recording.Sample) {
 
 func (a *runAcc) sampledChanges() []RegChange {
 	var out []RegChange
-	for _, c := range a.cpus {
+	for _, c := range a.cpus.ByCPU {
 		for _, r := range c.regs {
 			if len(r.values) > 1 {
 				out = append(out, RegChange{MSR: r.msr, Name: RegName(r.msr), CPU: c.cpu, Values: slices.Clone(r.values)})
