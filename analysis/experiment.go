@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // Errors of Analyze.
@@ -53,17 +54,17 @@ type RunResult struct {
 // Counted reports whether the run is in the statistics.
 func (r RunResult) Counted() bool { return r.Excluded == "" }
 
-// CoreType is a side's evidence for one core type.
-type CoreType struct {
-	Type    string   `json:"type"`
-	CPUs    int      `json:"cpus"`
-	Held    Fields   `json:"held"`    // request fields and EPB the sampled registers held
-	Written []Writer `json:"written"` // what each process's traced writes set
-	AvgMHz  float64  `json:"avg_mhz"` // medians over the counted runs
-	BzyMHz  float64  `json:"bzy_mhz"`
-	BusyPct float64  `json:"busy_pct"`
-	IPC     float64  `json:"ipc"`
-	CoreTmp float64  `json:"core_tmp_max"` // median of the runs' maxima, °C
+// TypeEvidence is a side's evidence for one core type.
+type TypeEvidence struct {
+	Type    topology.CoreType `json:"type"`
+	CPUs    int               `json:"cpus"`
+	Held    Fields            `json:"held"`    // request fields and EPB the sampled registers held
+	Written []Writer          `json:"written"` // what each process's traced writes set
+	AvgMHz  float64           `json:"avg_mhz"` // medians over the counted runs
+	BzyMHz  float64           `json:"bzy_mhz"`
+	BusyPct float64           `json:"busy_pct"`
+	IPC     float64           `json:"ipc"`
+	CoreTmp float64           `json:"core_tmp_max"` // median of the runs' maxima, °C
 }
 
 // SideResult is one side.
@@ -71,7 +72,7 @@ type SideResult struct {
 	Label     string              `json:"label"`
 	Settings  []recording.Setting `json:"settings,omitempty"`
 	Counted   int                 `json:"counted_runs"`
-	CoreTypes []CoreType          `json:"core_types"`
+	CoreTypes []TypeEvidence      `json:"core_types"`
 	PkgTmp    float64             `json:"pkg_tmp_max"` // median of the runs' maxima, °C
 	// LimitShares is the share of samples with each limit reason active
 	// (MSR_CORE_PERF_LIMIT_REASONS); empty when not sampled.
@@ -189,7 +190,7 @@ func newRunResult(s Source, sc *scanner, run *recording.Run, side string) RunRes
 	if run.End != nil {
 		r.ExitCode = run.End.ExitCode
 	}
-	if n := len(sum.Rows); n > 0 && sum.Rows[n-1].Type == "all" {
+	if n := len(sum.Rows); n > 0 && sum.Rows[n-1].Type == string(topology.All) {
 		if j := sum.Rows[n-1].Joule("PkgWatt"); j.Valid() {
 			r.Joules = float64(j)
 			r.PkgWatts = float64(sum.Rows[n-1].Watt("PkgWatt"))
@@ -306,7 +307,7 @@ func (res *Result) compareFigures() {
 	}
 	add("energy", "J", func(r RunResult) float64 { return r.Joules })
 	add("pkg_watt", "W", func(r RunResult) float64 { return r.PkgWatts })
-	add("cor_watt", "W", rowValue("all", func(r summary.Row) recording.Value { return r.Watt("CorWatt") }))
+	add("cor_watt", "W", rowValue(string(topology.All), func(r summary.Row) recording.Value { return r.Watt("CorWatt") }))
 	for _, t := range res.coreTypes() {
 		add("bzy_mhz "+t, "MHz", rowValue(t, func(r summary.Row) recording.Value { return r.BzyMHz }))
 		add("avg_mhz "+t, "MHz", rowValue(t, func(r summary.Row) recording.Value { return r.AvgMHz }))
@@ -381,7 +382,7 @@ func (res *Result) side(s SideResult) SideResult {
 	}
 	var pkgTmp []float64
 	for _, t := range res.coreTypes() {
-		ct := CoreType{Type: t, Held: fieldsOf(held[t])}
+		ct := TypeEvidence{Type: topology.CoreType(t), Held: fieldsOf(held[t])}
 		var avg, bzy, busy, ipc, tmp []float64
 		for _, r := range runs {
 			for _, row := range r.summary.Rows {
@@ -391,7 +392,7 @@ func (res *Result) side(s SideResult) SideResult {
 				ct.CPUs = row.CPUs
 				avg, bzy, busy = appendValid(avg, row.AvgMHz), appendValid(bzy, row.BzyMHz), appendValid(busy, row.BusyPct)
 				ipc, tmp = appendValid(ipc, row.IPC), appendValid(tmp, row.CoreTmp)
-				if t == "all" {
+				if t == string(topology.All) {
 					pkgTmp = appendValid(pkgTmp, row.PkgTmp)
 				}
 			}

@@ -24,7 +24,7 @@ func analyze(t *testing.T, e testexp.Experiment, keep bool) *analysis.Result {
 	return res
 }
 
-func held(ct analysis.CoreType, f string) uint64 { return ct.Held[f][0].Value }
+func held(ct analysis.TypeEvidence, f string) uint64 { return ct.Held[f][0].Value }
 
 func TestAnalyzeSeed(t *testing.T) {
 	e := testexp.Seed()

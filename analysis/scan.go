@@ -8,6 +8,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/rowindex"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // scanner gathers, record by record, what the analysis needs of a
@@ -229,7 +230,7 @@ func (x *runScan) evidence(host recording.Host) runEvidence {
 		if c := x.cpus.ByCPU[cpu]; c != nil && c.typ != "" {
 			return c.typ
 		}
-		return "all"
+		return string(topology.All)
 	}
 	for id, c := range x.cpus.ByCPU {
 		t := typeOf(id)

@@ -30,6 +30,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/source"
 	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // DefaultMinInterval is the shortest time between two refreshes.
@@ -61,7 +62,7 @@ type Collector struct {
 	smp   *sampler.Sampler
 	msr   *msr.Dev
 	cpuid *cpuid.Dev
-	types map[int]sampler.CoreType
+	types map[int]topology.CoreType
 	notes []string
 
 	writes    *writeCounter
@@ -85,7 +86,7 @@ func Open(cfg Config) (*Collector, error) {
 	if cfg.MinInterval <= 0 {
 		cfg.MinInterval = DefaultMinInterval
 	}
-	c := &Collector{cfg: cfg, fs: sysfs.NewFS(cfg.Root), types: map[int]sampler.CoreType{}}
+	c := &Collector{cfg: cfg, fs: sysfs.NewFS(cfg.Root), types: map[int]topology.CoreType{}}
 	online, err := cpus.Online(cfg.Root)
 	if err != nil {
 		return nil, fmt.Errorf("online CPUs: %w", err)

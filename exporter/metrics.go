@@ -10,6 +10,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/snapshot"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 const ns = "hwpprobe_"
@@ -202,7 +203,7 @@ func (c *Collector) limitTable(s *snapshot.Snapshot) {
 	}
 }
 
-func cpuLabelValues(cpu, pkg int, t sampler.CoreType) []string {
+func cpuLabelValues(cpu, pkg int, t topology.CoreType) []string {
 	return []string{strconv.Itoa(cpu), string(t), strconv.Itoa(pkg)}
 }
 
@@ -224,7 +225,7 @@ func (b *builder) sampled(s *sampler.Sample) {
 
 // settings adds what one CPU is asked for: cpufreq's settings and the
 // request and capability registers.
-func (b *builder) settings(c *snapshot.CPU, types map[int]sampler.CoreType) {
+func (b *builder) settings(c *snapshot.CPU, types map[int]topology.CoreType) {
 	l := cpuLabelValues(c.CPU, c.Package, types[c.CPU])
 	sf := &c.Sysfs
 	if sf.ScalingDriver != nil {

@@ -208,7 +208,7 @@ type CPURow struct {
 	CPU      int     `json:"cpu"`
 	Core     int     `json:"core"`
 	Package  int     `json:"package"`
-	CoreType string  `json:"core_type,omitempty"` // "P", "E", "LPE"; "" when not hybrid
+	CoreType string  `json:"core_type,omitempty"` // topology.CoreType: "P", "E", "LP-E"; "" when not hybrid
 	Values   []Value `json:"values"`
 	// Regs are raw register values read at the end of the interval
 	// (IA32_HWP_REQUEST, IA32_ENERGY_PERF_BIAS, ...).

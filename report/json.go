@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // Schema names the JSON report's schema; docs/diff.md describes it. A
@@ -53,7 +54,7 @@ type jsonFigure struct {
 }
 
 type jsonCoreType struct {
-	Type    string            `json:"type"`
+	Type    topology.CoreType `json:"type"`
 	CPUs    int               `json:"cpus"`
 	Held    analysis.Fields   `json:"held"`
 	Written []analysis.Writer `json:"written"`

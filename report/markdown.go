@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // WriteMarkdown writes a self-contained report for a bug tracker: the
@@ -37,7 +38,7 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	for _, s := range res.Sides {
 		for _, ct := range s.CoreTypes {
 			held, written := requestText(ct.Held), writersText(ct.Written)
-			if ct.Type == "all" && len(s.CoreTypes) > 1 {
+			if ct.Type == topology.All && len(s.CoreTypes) > 1 {
 				held, written = "(per core type above)", "(per core type above)"
 			}
 			e.printf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", s.Label, ct.Type, ct.CPUs, held, written, num(ct.AvgMHz, 0), num(ct.BzyMHz, 0), num(ct.BusyPct, 1), num(ct.IPC, 2), num(ct.CoreTmp, 0))

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // WriteText writes the terminal report: per side and core type the
@@ -19,7 +20,7 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 		for _, ct := range s.CoreTypes {
 			e.printf("  %-4s %2d CPUs  Avg_MHz %s  Bzy_MHz %s  Busy%% %s  IPC %s  CoreTmp %s C\n", ct.Type, ct.CPUs,
 				num(ct.AvgMHz, 0), num(ct.BzyMHz, 0), num(ct.BusyPct, 1), num(ct.IPC, 2), num(ct.CoreTmp, 0))
-			if ct.Type == "all" && len(s.CoreTypes) > 1 {
+			if ct.Type == topology.All && len(s.CoreTypes) > 1 {
 				continue
 			}
 			e.printf("       held:    %s\n", requestText(ct.Held))

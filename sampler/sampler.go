@@ -3,8 +3,10 @@ package sampler
 import (
 	"errors"
 	"fmt"
-	"github.com/hwpprobe/hwpprobe/hwp"
 	"time"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // ErrNoCPUs is returned by New for a Reader without CPUs.
@@ -21,9 +23,9 @@ type Sampler struct {
 	seq       uint64
 
 	// types lists the summary rows' core types (present hybrid types
-	// in P, E, LP-E order, then SummaryAll); typeRow maps each CPU to
+	// in P, E, LP-E order, then topology.All); typeRow maps each CPU to
 	// its type row (-1: none).
-	types   []CoreType
+	types   []topology.CoreType
 	typeRow []int
 	acc     []accum
 }
@@ -56,11 +58,11 @@ func New(r Reader, opts ...Option) (*Sampler, error) {
 	for _, o := range opts {
 		o(s)
 	}
-	present := map[CoreType]bool{}
+	present := map[topology.CoreType]bool{}
 	for _, c := range st.CPUs {
 		present[c.Type] = true
 	}
-	for _, t := range []CoreType{CorePerformance, CoreEfficient, CoreLowPowerE} {
+	for _, t := range []topology.CoreType{topology.PCore, topology.ECore, topology.LPECore} {
 		if present[t] {
 			s.types = append(s.types, t)
 		}
@@ -74,7 +76,7 @@ func New(r Reader, opts ...Option) (*Sampler, error) {
 			}
 		}
 	}
-	s.types = append(s.types, SummaryAll)
+	s.types = append(s.types, topology.All)
 	s.acc = make([]accum, len(s.types))
 	if err := r.Read(&s.prev); err != nil {
 		return nil, fmt.Errorf("baseline reading: %w", err)
@@ -323,12 +325,12 @@ func (s *Sampler) add(a *accum, c *CPU) {
 // deltas and divides by the number of CPUs (compute_average()), then
 // applies the per-CPU formulas to the averages; so Busy% and Bzy_MHz are
 // ratios of sums and Avg_MHz and TSC_MHz are means. Watts and PkgTmp
-// appear in the SummaryAll row only (sum and maximum over packages).
-func (s *Sampler) summary(sm *Summary, t CoreType, a *accum, dt float64, pkgs []Package) {
+// appear in the topology.All row only (sum and maximum over packages).
+func (s *Sampler) summary(sm *Summary, t topology.CoreType, a *accum, dt float64, pkgs []Package) {
 	st := s.setup
 	*sm = Summary{Type: t}
 	for i := range st.CPUs {
-		if t == SummaryAll || st.CPUs[i].Type == t {
+		if t == topology.All || st.CPUs[i].Type == t {
 			sm.CPUs++
 		}
 	}
@@ -355,7 +357,7 @@ func (s *Sampler) summary(sm *Summary, t CoreType, a *accum, dt float64, pkgs []
 	if a.haveTmp {
 		sm.CoreTmp = Value{V: a.maxTmp, Src: st.CoreTmp}
 	}
-	if t != SummaryAll {
+	if t != topology.All {
 		return
 	}
 	sum := func(get func(*Package) Value) Value {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // seqReader replays fixed readings, one per Read.
@@ -39,7 +40,7 @@ var approx = cmpopts.EquateApprox(1e-9, 0)
 func hybridSetup() *Setup {
 	u := 1.0 / 16384 // MSR_RAPL_POWER_UNIT 0xa0e03: ESU 14 -> 2^-14 J (61 µJ)
 	return &Setup{
-		CPUs:         []Topo{{CPU: 0, Package: 0, Core: 0, Type: CorePerformance}, {CPU: 1, Package: 0, Core: 8, Type: CoreEfficient}},
+		CPUs:         []Topo{{CPU: 0, Package: 0, Core: 0, Type: topology.PCore}, {CPU: 1, Package: 0, Core: 8, Type: topology.ECore}},
 		Packages:     []int{0},
 		Counters:     SrcMSR,
 		TSC:          SrcMSR,
@@ -101,7 +102,7 @@ func TestSampleFormulas(t *testing.T) {
 		Interval: time.Second,
 		CPUs: []CPU{
 			{
-				CPU: 0, Package: 0, Core: 0, Type: CorePerformance,
+				CPU: 0, Package: 0, Core: 0, Type: topology.PCore,
 				// Avg_MHz = 1.5e9/1e6/1 = 1500; Busy% = 100*1e9/2e9 = 50;
 				// Bzy_MHz = 2e9/1e6 * 1.5e9/1e9 / 1 = 3000; TSC_MHz = 2000;
 				// IPC = 3e9/1.5e9 = 2.
@@ -113,7 +114,7 @@ func TestSampleFormulas(t *testing.T) {
 				Counts:     Counts{APERF: 1.5e9, MPERF: 1e9, TSC: 2e9, Instructions: 3e9},
 			},
 			{
-				CPU: 1, Package: 0, Core: 8, Type: CoreEfficient,
+				CPU: 1, Package: 0, Core: 8, Type: topology.ECore,
 				// Avg 1000, Busy 100, Bzy 2000*1e9/2e9 = 1000, IPC 0.5/1 = 0.5.
 				AvgMHz: m(1000), BusyPct: m(100), BzyMHz: m(1000), TSCMHz: m(2000), IPC: p(0.5),
 				CoreTmp:    m(100 - 0x30),
@@ -132,12 +133,12 @@ func TestSampleFormulas(t *testing.T) {
 			LimitReasons: Reg{Raw: 1, Src: SrcMSR, Changed: true},
 		}},
 		Summaries: []Summary{
-			{Type: CorePerformance, CPUs: 1, AvgMHz: m(1500), BusyPct: m(50), BzyMHz: m(3000), TSCMHz: m(2000), IPC: p(2), CoreTmp: m(58)},
-			{Type: CoreEfficient, CPUs: 1, AvgMHz: m(1000), BusyPct: m(100), BzyMHz: m(1000), TSCMHz: m(2000), IPC: p(0.5), CoreTmp: m(52)},
+			{Type: topology.PCore, CPUs: 1, AvgMHz: m(1500), BusyPct: m(50), BzyMHz: m(3000), TSCMHz: m(2000), IPC: p(2), CoreTmp: m(58)},
+			{Type: topology.ECore, CPUs: 1, AvgMHz: m(1000), BusyPct: m(100), BzyMHz: m(1000), TSCMHz: m(2000), IPC: p(0.5), CoreTmp: m(52)},
 			// Machine: Avg = 2.5e9/2/1e6 = 1250; Busy = 100*3e9/4e9 = 75;
 			// Bzy = (4e9/2)/1e6 * 2.5e9/3e9 = 1666.67; TSC = 2000;
 			// IPC = 3.5e9/2.5e9 = 1.4; CoreTmp max(58, 52).
-			{Type: SummaryAll, CPUs: 2, AvgMHz: m(1250), BusyPct: m(75), BzyMHz: m(2000 * 2.5 / 3), TSCMHz: m(2000), IPC: p(1.4), CoreTmp: m(58),
+			{Type: topology.All, CPUs: 2, AvgMHz: m(1250), BusyPct: m(75), BzyMHz: m(2000 * 2.5 / 3), TSCMHz: m(2000), IPC: p(1.4), CoreTmp: m(58),
 				PkgWatt: Value{V: 49, Src: SrcMSR, Flags: FlagWrapped}, CorWatt: m(20), PkgTmp: m(60)},
 		},
 	}
@@ -179,7 +180,7 @@ func TestSampleMultiplexed(t *testing.T) {
 	if d := cmp.Diff(want, got.CPUs, approx); d != "" {
 		t.Errorf("CPUs (-want +got):\n%s", d)
 	}
-	if all := got.Summary(SummaryAll); !all.AvgMHz.OK() || all.AvgMHz.Flags&FlagMultiplexed == 0 {
+	if all := got.Summary(topology.All); !all.AvgMHz.OK() || all.AvgMHz.Flags&FlagMultiplexed == 0 {
 		t.Errorf("summary Avg_MHz %+v, want present and multiplexed", all.AvgMHz)
 	}
 }
@@ -213,7 +214,7 @@ func TestSampleTSCOnly(t *testing.T) {
 	if got.Packages[0].SysWatt != zero || got.Packages[0].SysWatt.OK() {
 		t.Errorf("SysWatt = %+v, want reads-zero %+v", got.Packages[0].SysWatt, zero)
 	}
-	all := got.Summary(SummaryAll)
+	all := got.Summary(topology.All)
 	if all.TSCMHz.V != 2100 || all.AvgMHz.Src != SrcNone || all.SysWatt != zero {
 		t.Errorf("summary = %+v", all)
 	}

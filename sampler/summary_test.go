@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // TestSummaryIdleCPU: a CPU idle for the whole interval (MPERF did not
@@ -14,7 +15,7 @@ import (
 // neither. Interval 1 s, TSC 2000 MHz on every CPU.
 func TestSummaryIdleCPU(t *testing.T) {
 	setup := &Setup{
-		CPUs:     []Topo{{CPU: 0, Type: CorePerformance}, {CPU: 1, Type: CorePerformance}, {CPU: 2, Type: CorePerformance}},
+		CPUs:     []Topo{{CPU: 0, Type: topology.PCore}, {CPU: 1, Type: topology.PCore}, {CPU: 2, Type: topology.PCore}},
 		Counters: SrcMSR, TSC: SrcMSR,
 	}
 	steps := []Raw{
@@ -37,8 +38,8 @@ func TestSummaryIdleCPU(t *testing.T) {
 	// Sums over CPUs 0 and 1: APERF 1.5e9, MPERF 1e9, TSC 4e9; n = 2.
 	// Avg_MHz = 1.5e9/2/1e6 = 750; TSC_MHz = 4e9/2/1e6 = 2000;
 	// Busy% = 100*1e9/4e9 = 25; Bzy_MHz = 2000 * 1.5e9/1e9 = 3000.
-	want := Summary{Type: SummaryAll, CPUs: 3, AvgMHz: m(750), TSCMHz: m(2000), BusyPct: m(25), BzyMHz: m(3000)}
-	if d := cmp.Diff(want, *got.Summary(SummaryAll), approx); d != "" {
+	want := Summary{Type: topology.All, CPUs: 3, AvgMHz: m(750), TSCMHz: m(2000), BusyPct: m(25), BzyMHz: m(3000)}
+	if d := cmp.Diff(want, *got.Summary(topology.All), approx); d != "" {
 		t.Errorf("summary (-want +got):\n%s", d)
 	}
 }
@@ -70,7 +71,7 @@ func TestSummaryWithinTypes(t *testing.T) {
 // unreadable, over 1 s with a 2000 MHz TSC.
 func randomMachine(rng *rand.Rand) (*Setup, []Raw) {
 	const tsc = 2e9
-	types := []CoreType{CorePerformance, CoreEfficient, CoreLowPowerE}
+	types := []topology.CoreType{topology.PCore, topology.ECore, topology.LPECore}
 	n := 2 + rng.IntN(15)
 	setup := &Setup{Counters: SrcMSR, TSC: SrcMSR}
 	prev, cur := make([]RawCPU, n), make([]RawCPU, n)
@@ -98,7 +99,7 @@ func checkWithinTypes(s *Sample) error {
 		"Bzy_MHz": func(r *Summary) Value { return r.BzyMHz },
 		"TSC_MHz": func(r *Summary) Value { return r.TSCMHz },
 	}
-	all := s.Summary(SummaryAll)
+	all := s.Summary(topology.All)
 	for i := range s.Summaries {
 		if v := s.Summaries[i].TSCMHz; v.OK() && (v.V < 2000*(1-tol) || v.V > 2000*(1+tol)) {
 			return fmt.Errorf("%s row TSC_MHz %v, want 2000", s.Summaries[i].Type, v.V)
@@ -108,7 +109,7 @@ func checkWithinTypes(s *Sample) error {
 		lo, hi, any := 0.0, 0.0, false
 		for i := range s.Summaries {
 			r := &s.Summaries[i]
-			if v := get(r); r.Type != SummaryAll && v.OK() {
+			if v := get(r); r.Type != topology.All && v.OK() {
 				if !any || v.V < lo {
 					lo = v.V
 				}

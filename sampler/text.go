@@ -3,10 +3,12 @@ package sampler
 import (
 	"errors"
 	"fmt"
-	"github.com/hwpprobe/hwpprobe/hwp"
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // ErrUnknownColumn is wrapped by ParseColumns for a name it does not know.
@@ -208,7 +210,7 @@ func NewTable(st *Setup, names []string, perCPU bool) *Table {
 		}
 	}
 	for _, c := range st.CPUs {
-		if c.Type != CoreUnknown {
+		if c.Type != topology.Uniform {
 			t.hybrid = true
 		}
 	}
@@ -261,17 +263,17 @@ func (t *Table) WriteRows(w io.Writer, s *Sample) error {
 	var b strings.Builder
 	rows := make([]int, 0, len(s.CPUs))
 	for _, sm := range s.Summaries {
-		if !t.hybrid && sm.Type != SummaryAll {
+		if !t.hybrid && sm.Type != topology.All {
 			continue
 		}
 		rows = rows[:0]
 		for i := range s.CPUs {
-			if sm.Type == SummaryAll || s.CPUs[i].Type == sm.Type {
+			if sm.Type == topology.All || s.CPUs[i].Type == sm.Type {
 				rows = append(rows, i)
 			}
 		}
 		label := string(sm.Type)
-		if sm.Type == SummaryAll {
+		if sm.Type == topology.All {
 			label = "-"
 		}
 		if t.hybrid {

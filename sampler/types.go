@@ -6,6 +6,8 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // Source says which interface gave a figure. The zero value, SrcNone,
@@ -144,22 +146,6 @@ type Reg struct {
 // OK reports whether the register was read.
 func (r Reg) OK() bool { return r.Src != SrcNone }
 
-// CoreType is a CPU's hybrid core type: "P", "E", "LP-E", or "" when the
-// CPU is not hybrid or the type is unknown.
-type CoreType string
-
-// Core types (CPUID leaf 0x1A: 0x40 Core = P, 0x20 Atom = E; an Atom core
-// without an L3 is a Meteor Lake low-power E-core).
-const (
-	CorePerformance CoreType = "P"
-	CoreEfficient   CoreType = "E"
-	CoreLowPowerE   CoreType = "LP-E"
-	CoreUnknown     CoreType = ""
-)
-
-// SummaryAll is the Summary.Type of the whole-machine summary.
-const SummaryAll CoreType = "all"
-
 // Counts are the raw counter deltas of one CPU over an interval, after
 // multiplex scaling. A count is valid only when its figure's Src is set.
 type Counts struct {
@@ -174,10 +160,10 @@ type Counts struct {
 // CPU is one logical CPU's figures for one interval. Column names and
 // formulas are turbostat's (see docs/watch.md).
 type CPU struct {
-	CPU     int      `json:"cpu"`
-	Package int      `json:"package"`
-	Core    int      `json:"core"`
-	Type    CoreType `json:"type,omitempty"`
+	CPU     int               `json:"cpu"`
+	Package int               `json:"package"`
+	Core    int               `json:"core"`
+	Type    topology.CoreType `json:"type,omitempty"`
 
 	// AvgMHz is turbostat's Avg_MHz: APERF/interval in MHz.
 	AvgMHz Value `json:"avg_mhz"`
@@ -225,13 +211,13 @@ type Package struct {
 	ThermStatus Reg `json:"therm_status"`
 }
 
-// Summary aggregates the CPUs of one core type (or, with Type SummaryAll,
+// Summary aggregates the CPUs of one core type (or, with Type topology.All,
 // the whole machine) as turbostat's summary row does: frequencies and
 // percentages from the summed counters, watts summed over packages (in the
-// SummaryAll row only), temperatures as the maximum.
+// topology.All row only), temperatures as the maximum.
 type Summary struct {
-	Type CoreType `json:"type"`
-	CPUs int      `json:"cpus"`
+	Type topology.CoreType `json:"type"`
+	CPUs int               `json:"cpus"`
 
 	AvgMHz  Value `json:"avg_mhz"`
 	BusyPct Value `json:"busy_pct"`
@@ -261,7 +247,7 @@ type Sample struct {
 	CPUs     []CPU     `json:"cpus"`
 	Packages []Package `json:"packages"`
 	// Summaries holds one row per core type present (P, E, LP-E, in that
-	// order; none on a non-hybrid machine) and then the SummaryAll row.
+	// order; none on a non-hybrid machine) and then the topology.All row.
 	Summaries []Summary `json:"summaries"`
 }
 
@@ -275,7 +261,7 @@ func (s *Sample) Clone() Sample {
 }
 
 // Summary returns the summary row of type t, or nil.
-func (s *Sample) Summary(t CoreType) *Summary {
+func (s *Sample) Summary(t topology.CoreType) *Summary {
 	for i := range s.Summaries {
 		if s.Summaries[i].Type == t {
 			return &s.Summaries[i]
@@ -287,10 +273,10 @@ func (s *Sample) Summary(t CoreType) *Summary {
 // Topo places a logical CPU: its package, core and core type. The CLI
 // fills it from the topology package; tests give it directly.
 type Topo struct {
-	CPU     int      `json:"cpu"`
-	Package int      `json:"package"`
-	Core    int      `json:"core"`
-	Type    CoreType `json:"type,omitempty"`
+	CPU     int               `json:"cpu"`
+	Package int               `json:"package"`
+	Core    int               `json:"core"`
+	Type    topology.CoreType `json:"type,omitempty"`
 }
 
 // Note says why a figure is absent or how it is qualified, in one line

@@ -313,7 +313,7 @@ func Build(src Sources, spec string) (*Snapshot, error) {
 		byCPU[t.CPU] = b.cpu(t)
 	}
 	for _, g := range topo.Groups() {
-		grp := Group{CoreType: string(g.Type), CPUList: g.CPUs.String()}
+		grp := Group{CoreType: g.Type.Long(), CPUList: g.CPUs.String()}
 		for _, n := range g.CPUs {
 			grp.CPUs = append(grp.CPUs, byCPU[n])
 		}
@@ -459,7 +459,7 @@ func (b *builder) amd() bool {
 }
 
 func (b *builder) cpu(t topology.CPU) CPU {
-	c := CPU{CPU: t.CPU, Package: t.Package, Core: t.Core, CoreType: string(t.Type), Unavailable: map[string]string{}}
+	c := CPU{CPU: t.CPU, Package: t.Package, Core: t.Core, CoreType: t.Type.Long(), Unavailable: map[string]string{}}
 	cf, err := b.src.FS.CPUFreq(t.CPU)
 	if !errors.Is(err, sysfs.ErrNoCPUFreq) {
 		b.readErr(err)

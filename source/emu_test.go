@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/sampler"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // mtl165uTopo places the 14 CPUs of emu/machines/mtl-165u.yaml as its
@@ -18,11 +19,11 @@ func mtl165uTopo() []sampler.Topo {
 	for c := 0; c < 14; c++ {
 		switch {
 		case c < 4:
-			t = append(t, sampler.Topo{CPU: c, Core: c / 2, Type: sampler.CorePerformance})
+			t = append(t, sampler.Topo{CPU: c, Core: c / 2, Type: topology.PCore})
 		case c < 12:
-			t = append(t, sampler.Topo{CPU: c, Core: c - 2, Type: sampler.CoreEfficient})
+			t = append(t, sampler.Topo{CPU: c, Core: c - 2, Type: topology.ECore})
 		default:
-			t = append(t, sampler.Topo{CPU: c, Core: c - 2, Type: sampler.CoreLowPowerE})
+			t = append(t, sampler.Topo{CPU: c, Core: c - 2, Type: topology.LPECore})
 		}
 	}
 	return t
@@ -77,7 +78,7 @@ func TestEmulatedMTL165U(t *testing.T) {
 		t.Fatal(err)
 	}
 	type row struct {
-		Type                     sampler.CoreType
+		Type                     topology.CoreType
 		Avg, Busy, Bzy, TSC, Tmp float64
 	}
 	var got []row
@@ -85,9 +86,9 @@ func TestEmulatedMTL165U(t *testing.T) {
 		got = append(got, row{sm.Type, sm.AvgMHz.V, sm.BusyPct.V, sm.BzyMHz.V, sm.TSCMHz.V, sm.CoreTmp.V})
 	}
 	want := []row{
-		{sampler.CorePerformance, 1920, 50, 3840, 1700, 39},
-		{sampler.CoreEfficient, 1450, 50, 2900, 1700, 37},
-		{sampler.CoreLowPowerE, 850, 50, 1700, 1700, 34},
+		{topology.PCore, 1920, 50, 3840, 1700, 39},
+		{topology.ECore, 1450, 50, 2900, 1700, 37},
+		{topology.LPECore, 850, 50, 1700, 1700, 34},
 	}
 	// The emulator's counters are float64 truncated to integers: allow
 	// 1e-6 relative.

@@ -216,10 +216,10 @@ func TestPlacement(t *testing.T) {
 		{CPU: 3, Package: 1, Core: 33, Type: topology.Uniform},
 	}}
 	want := []sampler.Topo{
-		{CPU: 0, Package: 0, Core: 0, Type: sampler.CorePerformance},
-		{CPU: 1, Package: 0, Core: 8, Type: sampler.CoreEfficient},
-		{CPU: 2, Package: 1, Core: 32, Type: sampler.CoreLowPowerE},
-		{CPU: 3, Package: 1, Core: 33, Type: sampler.CoreUnknown},
+		{CPU: 0, Package: 0, Core: 0, Type: topology.PCore},
+		{CPU: 1, Package: 0, Core: 8, Type: topology.ECore},
+		{CPU: 2, Package: 1, Core: 32, Type: topology.LPECore},
+		{CPU: 3, Package: 1, Core: 33, Type: topology.Uniform},
 	}
 	if d := cmp.Diff(want, Placement(in)); d != "" {
 		t.Errorf("Placement (-want +got):\n%s", d)

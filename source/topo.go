@@ -6,24 +6,12 @@ import (
 )
 
 // Placement converts the topology package's description of CPUs into the
-// sampler's placement: package, core and core type (P, E, LP-E; unknown on
-// a non-hybrid part).
+// sampler's placement: package, core and core type (topology.Uniform on a
+// non-hybrid part).
 func Placement(t topology.Topology) []sampler.Topo {
 	out := make([]sampler.Topo, len(t.CPUs))
 	for i, c := range t.CPUs {
-		out[i] = sampler.Topo{CPU: c.CPU, Package: c.Package, Core: c.Core, Type: coreType(c.Type)}
+		out[i] = sampler.Topo{CPU: c.CPU, Package: c.Package, Core: c.Core, Type: c.Type}
 	}
 	return out
-}
-
-func coreType(t topology.CoreType) sampler.CoreType {
-	switch t {
-	case topology.PCore:
-		return sampler.CorePerformance
-	case topology.ECore:
-		return sampler.CoreEfficient
-	case topology.LPECore:
-		return sampler.CoreLowPowerE
-	}
-	return sampler.CoreUnknown
 }

@@ -13,20 +13,40 @@ import (
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
-// CoreType is a hybrid core type; Uniform on parts with one type of core.
+// CoreType is a hybrid core type, spelled as recordings, the sampler,
+// exports and the exporter's labels spell it: "P", "E", "LP-E"; Uniform
+// ("") on parts with one type of core; All ("all") names the whole
+// machine in per-type summaries. Long gives the name for prose.
 type CoreType string
 
-// Core types, named as Intel's product documentation names them.
+// Core types.
 const (
-	Uniform CoreType = "all"       // not a hybrid part
-	PCore   CoreType = "P-core"    // CPUID 0x1A core type 0x40 (Intel Core)
-	ECore   CoreType = "E-core"    // core type 0x20 (Intel Atom) with an L3
-	LPECore CoreType = "LP E-core" // Atom core without an L3 (Meteor Lake SoC tile)
+	Uniform CoreType = ""     // not a hybrid part (or the type is unknown)
+	PCore   CoreType = "P"    // CPUID 0x1A core type 0x40 (Intel Core)
+	ECore   CoreType = "E"    // core type 0x20 (Intel Atom) with an L3
+	LPECore CoreType = "LP-E" // Atom core without an L3 (Meteor Lake SoC tile)
+	All     CoreType = "all"  // every CPU: the whole-machine summary row
 )
 
-// order ranks core types for display: P, E, LP E, then uniform.
+// Long names the core type as Intel's product documentation does
+// ("P-core", "E-core", "LP E-core"); "all" for Uniform and All.
+func (t CoreType) Long() string {
+	switch t {
+	case PCore:
+		return "P-core"
+	case ECore:
+		return "E-core"
+	case LPECore:
+		return "LP E-core"
+	case Uniform, All:
+		return "all"
+	}
+	return string(t)
+}
+
+// order ranks core types for display: P, E, LP E, then uniform and all.
 func (t CoreType) order() int {
-	return slices.Index([]CoreType{PCore, ECore, LPECore, Uniform}, t)
+	return slices.Index([]CoreType{PCore, ECore, LPECore, Uniform, All}, t)
 }
 
 // Source says where core types came from.
@@ -158,19 +178,34 @@ func fromCPUID(id cpuid.Reader, cpu int) (CoreType, bool, error) {
 	if err != nil {
 		return Uniform, false, err
 	}
-	switch ct := cpuid.DecodeHybrid(r1a.EAX).CoreType; ct {
-	case cpuid.CoreTypeCore:
-		return PCore, true, nil
-	case cpuid.CoreTypeAtom:
+	ct := cpuid.DecodeHybrid(r1a.EAX).CoreType
+	hasL3 := true
+	if ct == cpuid.CoreTypeAtom {
 		caches, err := cpuid.Caches(id, cpu)
 		if err != nil {
 			return Uniform, false, err
 		}
-		if !cpuid.HasL3(caches) {
-			return LPECore, true, nil
-		}
-		return ECore, true, nil
-	default:
+		hasL3 = cpuid.HasL3(caches)
+	}
+	typ, ok := FromCPUID(ct, hasL3)
+	if !ok {
 		return Uniform, false, fmt.Errorf("cpu%d: unknown hybrid core type %v", cpu, ct)
 	}
+	return typ, true, nil
+}
+
+// FromCPUID maps CPUID leaf 0x1A's core type to a CoreType: Core is a
+// P-core, Atom an E-core, or an LP E-core when its caches stop below L3
+// (hasL3 false). ok is false for any other value (including
+// cpuid.CoreTypeNone, which leaf 0x1A reports on non-hybrid parts).
+func FromCPUID(ct cpuid.CoreType, hasL3 bool) (typ CoreType, ok bool) {
+	switch {
+	case ct == cpuid.CoreTypeCore:
+		return PCore, true
+	case ct == cpuid.CoreTypeAtom && hasL3:
+		return ECore, true
+	case ct == cpuid.CoreTypeAtom:
+		return LPECore, true
+	}
+	return Uniform, false
 }

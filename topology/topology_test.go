@@ -69,3 +69,46 @@ func TestDetectThisMachine(t *testing.T) {
 		t.Errorf("groups (-want +got):\n%s", diff)
 	}
 }
+
+// TestCoreTypeSpelling pins the stored spelling (recordings, exports and
+// the exporter's labels hold it, so it must not change) and the prose
+// names snapshot and matrix print.
+func TestCoreTypeSpelling(t *testing.T) {
+	tests := []struct {
+		typ          CoreType
+		stored, long string
+	}{
+		{PCore, "P", "P-core"},
+		{ECore, "E", "E-core"},
+		{LPECore, "LP-E", "LP E-core"},
+		{Uniform, "", "all"},
+		{All, "all", "all"},
+	}
+	for _, tt := range tests {
+		if string(tt.typ) != tt.stored || tt.typ.Long() != tt.long {
+			t.Errorf("%q: stored %q, long %q; want %q, %q", tt.typ, string(tt.typ), tt.typ.Long(), tt.stored, tt.long)
+		}
+	}
+}
+
+func TestFromCPUID(t *testing.T) {
+	tests := []struct {
+		ct    cpuid.CoreType
+		hasL3 bool
+		want  CoreType
+		ok    bool
+	}{
+		{cpuid.CoreTypeCore, true, PCore, true},
+		{cpuid.CoreTypeCore, false, PCore, true},
+		{cpuid.CoreTypeAtom, true, ECore, true},
+		{cpuid.CoreTypeAtom, false, LPECore, true},
+		{cpuid.CoreTypeNone, true, Uniform, false},
+		{0x10, true, Uniform, false},
+	}
+	for _, tt := range tests {
+		got, ok := FromCPUID(tt.ct, tt.hasL3)
+		if got != tt.want || ok != tt.ok {
+			t.Errorf("FromCPUID(%v, %v) = %q, %v; want %q, %v", tt.ct, tt.hasL3, got, ok, tt.want, tt.ok)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/sampler"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // valueCmp compares Values with NaN equal to NaN.
@@ -20,14 +21,14 @@ func TestFromSampler(t *testing.T) {
 	v := func(x float64) sampler.Value { return sampler.Value{V: x, Src: sampler.SrcMSR} }
 	at := time.Unix(1_800_000_000, 5)
 	s := &sampler.Sample{Time: at, Interval: 100 * time.Millisecond,
-		CPUs: []sampler.CPU{{CPU: 3, Package: 0, Core: 1, Type: sampler.CoreEfficient,
+		CPUs: []sampler.CPU{{CPU: 3, Package: 0, Core: 1, Type: topology.ECore,
 			AvgMHz: v(800), BusyPct: v(25), BzyMHz: v(3200), TSCMHz: v(1700), CoreTmp: v(50),
 			HWPRequest: sampler.Reg{Raw: 0x80002e17, Src: sampler.SrcMSR}}},
 		Packages: []sampler.Package{{Package: 0, PkgWatt: v(6.5),
 			// energy-psys reading 0 in a VM: not a measured 0.
 			SysWatt:      sampler.Value{V: 0, Src: sampler.SrcPerf, Flags: sampler.FlagReadsZero},
 			LimitReasons: sampler.Reg{Raw: 0x1c000000, Src: sampler.SrcMSR}}},
-		Summaries: []sampler.Summary{{Type: sampler.SummaryAll, CPUs: 1, AvgMHz: v(800), PkgWatt: v(6.5)}},
+		Summaries: []sampler.Summary{{Type: topology.All, CPUs: 1, AvgMHz: v(800), PkgWatt: v(6.5)}},
 	}
 	got := FromSampler(s, 0x774)
 	want := recording.Sample{TimeNs: at.UnixNano(), IntervalNs: 100e6,
