@@ -421,16 +421,18 @@ func TestAMDBoost(t *testing.T) {
 }
 
 // Counters with a fake clock and a fixed load: TSC at 1700 MHz, MPERF =
-// busy x TSC, APERF = busy x delivered MHz. CPU 0 (P-core) at EPP 64:
-// 62 - round(57 x 64 / 255) = 48 units x 80 MHz = 3840 MHz; under
-// performance 62 x 80 = 4960 MHz.
+// busy x TSC, APERF = busy x delivered MHz. CPU 0 (P-core) at EPP 64
+// (a = 64/255) and busy 0.25 (load u = 0.25/0.5): 62 - round(57 x 64/255
+// + 57 x a x (1 - a) x (1 - u)) = 62 - round(14.31 + 5.36) = 42 units x
+// 80 MHz = 3360 MHz (PERF_STATUS ratio 34 of the 100 MHz bus); under performance 62 x 80 = 4960 MHz whatever the
+// load.
 func TestCounters(t *testing.T) {
 	m, clk := load(t, "mtl-165u", 0.25)
 	tsc0, mperf0, aperf0, c60 := msr(t, m, 0, 0x10), msr(t, m, 0, 0xe7), msr(t, m, 0, 0xe8), msr(t, m, 0, 0x3fd)
 	clk.add(2 * time.Second)
 	got := []uint64{msr(t, m, 0, 0x10) - tsc0, msr(t, m, 0, 0xe7) - mperf0, msr(t, m, 0, 0xe8) - aperf0, msr(t, m, 0, 0x3fd) - c60,
 		msr(t, m, 0, 0x198)}
-	want := []uint64{3_400_000_000, 850_000_000, 1_920_000_000, 2_550_000_000, 38 << 8}
+	want := []uint64{3_400_000_000, 850_000_000, 1_680_000_000, 2_550_000_000, 34 << 8}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("deltas tsc mperf aperf c6 perf_status (-want +got):\n%s", diff)
 	}
@@ -730,7 +732,11 @@ func TestParseDescriptionErrors(t *testing.T) {
 //   - zen4-amd-pstate: CPPC min 60 max 190 EPP 128 -> 125 x 30 MHz =
 //     3750 MHz; 22 + 15 x 0.5 + 32 x 0.5 x 2.5 x (3750/4500)^2 = 57.28 W;
 //     energy unit 1/65536 J.
-//   - mtl-165u: CPU 0 (P-core) 3840 MHz (TestCounters).
+//   - mtl-165u: CPU 0 (P-core) at EPP 64: 62 - round(57 x 64/255) = 48
+//     units x 80 MHz = 3840 MHz.
+//
+// Every CPU is busy 0.5, the model's full load, so the load term of the
+// frequency model is 0 (TestLoadFrequency covers lighter loads).
 func TestMachinesEndToEnd(t *testing.T) {
 	for _, tc := range []struct {
 		name             string

@@ -31,7 +31,7 @@ func budgetRun(t *testing.T, gov, epp string) (w float64, got, req [3]float64) {
 	for i, n := range []int{0, 4, 12} {
 		got[i] = delivered(t, m, clk, n, time.Second)
 		m.mu.Lock()
-		req[i] = m.operatingPoint(m.cpus[n]).mhz
+		req[i] = m.operatingPoint(m.cpus[n], 1).mhz
 		m.mu.Unlock()
 	}
 	return w, got, req

@@ -279,7 +279,7 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 		}
 	}
 	for _, c := range m.cpus {
-		c.lastMHz, _ = m.deliveredMHz(c) // cpu MHz and scaling_cur_freq before time passes
+		c.lastMHz, _ = m.deliveredMHz(c, 1) // cpu MHz and scaling_cur_freq before time passes (as if busy)
 	}
 	if m.load == nil {
 		// Opened now, before a caller mounts the emulated /proc/stat.

@@ -179,7 +179,7 @@ func (m *Machine) demand(pkg int) *pkgDemand {
 		if len(m.busy) > 0 {
 			b = math.Min(1, math.Max(0, m.busy[c.n%len(m.busy)]))
 		}
-		op := m.operatingPoint(c)
+		op := m.operatingPoint(c, b)
 		d.cpus = append(d.cpus, cpuDemand{c: c, b: b, mhz: op.mhz, floor: op.floorMHz, minMHz: op.minMHz, coef: op.coef,
 			a: float64(op.epp) / 255})
 		busy += b
@@ -195,9 +195,10 @@ func (m *Machine) demand(pkg int) *pkgDemand {
 
 // opPoint is a CPU's requested frequency, the bounds the hardware keeps
 // it in, and its power coefficient, for one value of its request
-// register.
+// register and busy fraction.
 type opPoint struct {
-	req      uint64 // the request register value it was computed for
+	req      uint64  // the request register value it was computed for
+	busy     float64 // the busy fraction it was computed for
 	valid    bool
 	mhz      float64 // what the request gives (deliveredMHz)
 	floorMHz float64 // the lowest the hardware runs it at: HWP Lowest (AMD: CPPC lowest)
@@ -206,9 +207,10 @@ type opPoint struct {
 	epp      uint8   // the request's EPP (0 without a driver)
 }
 
-// operatingPoint returns c's operating point, recomputed only when its
-// request register changed (advance runs on every read).
-func (m *Machine) operatingPoint(c *cpu) opPoint {
+// operatingPoint returns c's operating point at busy fraction b,
+// recomputed only when its request register or b changed (advance runs
+// on every read).
+func (m *Machine) operatingPoint(c *cpu, b float64) opPoint {
 	var req uint64 // the register deliveredMHz reads; none without a driver
 	switch m.desc.Driver.Name {
 	case "intel_pstate":
@@ -216,11 +218,11 @@ func (m *Machine) operatingPoint(c *cpu) opPoint {
 	case "amd-pstate-epp":
 		req = c.regs[msrCPPCReq]
 	}
-	if c.op.valid && c.op.req == req {
+	if c.op.valid && c.op.req == req && c.op.busy == b {
 		return c.op
 	}
-	mhz, ref := m.deliveredMHz(c)
-	op := opPoint{req: req, valid: true, mhz: mhz, floorMHz: mhz, minMHz: 0}
+	mhz, ref := m.deliveredMHz(c, b)
+	op := opPoint{req: req, busy: b, valid: true, mhz: mhz, floorMHz: mhz, minMHz: 0}
 	if ref > 0 {
 		op.coef = c.ct.ActiveW / math.Pow(ref, m.desc.Power.Exponent)
 	}
@@ -252,39 +254,55 @@ func (m *Machine) requestBounds(c *cpu, mhz float64) (floor, minMHz float64) {
 	return mhz, mhz
 }
 
-// deliveredMHz is the frequency a busy CPU runs at under its current
-// request, and the reference frequency of its core type's ActiveW.
+// deliveredMHz is the frequency a CPU busy the fraction b of the time
+// runs at under its current request, and the reference frequency of its
+// core type's ActiveW.
 //
 // Intel (HWP): with Desired_Performance set, that value clamped to
-// [Minimum, Maximum]; otherwise the hardware's choice, modelled as a
-// straight line from Highest_Performance at EPP 0 down to
-// Most_Efficient_Performance at EPP 255, clamped to [Minimum, Maximum] and
-// to [Lowest, Highest]. One performance unit is PerfKHz.
+// [Minimum, Maximum]; otherwise the hardware's choice (hwpTarget), between
+// Most_Efficient_Performance and Highest_Performance by EPP and load,
+// clamped to [Minimum, Maximum] and to [Lowest, Highest]. One performance
+// unit is PerfKHz.
 // AMD (CPPC): the same with CAP1 highest and lowest_nonlinear, in units of
 // nominal_freq / nominal_perf.
 // No driver: the TSC (base) frequency.
-func (m *Machine) deliveredMHz(c *cpu) (mhz, ref float64) {
+func (m *Machine) deliveredMHz(c *cpu, b float64) (mhz, ref float64) {
 	switch m.desc.Driver.Name {
 	case "intel_pstate":
 		v, _ := m.constMSR(c, msrHWPCapabilities)
 		caps := hwp.DecodeCapabilities(v)
 		r := hwp.DecodeRequest(c.regs[msrHWPRequest])
-		perf := hwpTarget(r.Min, r.Max, r.Desired, r.EPP, int(caps.Lowest), int(caps.MostEfficient), int(caps.Highest))
+		perf := hwpTarget(r.Min, r.Max, r.Desired, r.EPP, int(caps.Lowest), int(caps.MostEfficient), int(caps.Highest), b)
 		k := float64(c.ct.PerfKHz) / 1000
 		return float64(perf) * k, float64(caps.Guaranteed) * k
 	case "amd-pstate-epp":
 		cp := m.amdCaps(c)
 		r := hwp.DecodeCPPCReq(c.regs[msrCPPCReq])
-		perf := hwpTarget(r.Min, r.Max, r.Desired, r.EPP, cp.lowest, cp.lowestNonlinear, cp.highest)
+		perf := hwpTarget(r.Min, r.Max, r.Desired, r.EPP, cp.lowest, cp.lowestNonlinear, cp.highest, b)
 		k := float64(c.ct.NominalMHz) / float64(cp.nominal)
 		return float64(perf) * k, float64(c.ct.NominalMHz)
 	}
 	return float64(m.desc.TSCMHz), float64(m.desc.TSCMHz)
 }
 
+// fullLoadBusy is the busy fraction from which the frequency model treats
+// a CPU as fully loaded (assumed; docs/emulator.md).
+const fullLoadBusy = 0.5
+
 // hwpTarget applies the frequency model to a request's min, max, desired
-// and EPP (HWP_REQUEST or CPPC_REQ fields).
-func hwpTarget(minReq, maxReq, desReq, eppReq uint8, lowest, efficient, highest int) int {
+// and EPP (HWP_REQUEST or CPPC_REQ fields) for a CPU busy the fraction b
+// of the time. With desired 0 the hardware chooses, with a = EPP/255 and
+// the load u = min(1, b/fullLoadBusy), a point between efficient (E) and
+// highest (H):
+//
+//	target = H - (H - E) x (a + a x (1 - a) x (1 - u))
+//
+// that is E + (H - E) x (1 - a) x (1 - a x (1 - u)): highest at EPP 0
+// whatever the load; at full load the straight line from H at EPP 0 to E
+// at EPP 255; below full load the higher the EPP the further toward E.
+// The result is rounded and clamped to [max(min, lowest), min(max,
+// highest)].
+func hwpTarget(minReq, maxReq, desReq, eppReq uint8, lowest, efficient, highest int, b float64) int {
 	minP, maxP, des, epp := int(minReq), int(maxReq), int(desReq), int(eppReq)
 	lo := max(minP, lowest)
 	hi := min(maxP, highest)
@@ -293,7 +311,13 @@ func hwpTarget(minReq, maxReq, desReq, eppReq uint8, lowest, efficient, highest 
 	}
 	t := des
 	if t == 0 {
-		t = highest - int(math.Round(float64((highest-efficient)*epp)/255))
+		a := float64(epp) / 255
+		u := min(1, max(0, b)/fullLoadBusy)
+		span := float64(highest - efficient)
+		// The first term is the full-load line, kept in integers so
+		// that it rounds as before the load term existed.
+		drop := float64((highest-efficient)*epp)/255 + span*a*(1-a)*(1-u)
+		t = highest - int(math.Round(drop))
 	}
 	return min(max(t, lo), hi)
 }

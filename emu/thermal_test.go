@@ -25,7 +25,7 @@ func thermRead(t *testing.T, m *Machine, n int, addr uint32) (int, hwp.ThermStat
 // T_amb + R x P after ten tau; the cores read the package temperature
 // less their type's offset (E 2 C, LP-E 5 C); no status bit is set.
 func TestThermalRise(t *testing.T) {
-	m, clk := load(t, "mtl-165u", 0.25)
+	m, clk := load(t, "mtl-165u", 0.3)
 	if got, _ := thermRead(t, m, 0, hwp.MSR_IA32_PACKAGE_THERM_STATUS); got != 37 {
 		t.Errorf("package at start: %d C, want 37", got)
 	}
@@ -148,5 +148,45 @@ func TestThermalDefaultOffset(t *testing.T) {
 	}
 	if got, s := thermRead(t, m, 0, hwp.MSR_IA32_PACKAGE_THERM_STATUS); got != 72 && got != 73 || s.ThermalLog || !s.PowerLimit {
 		t.Errorf("package %d C, %+v: want 72.5 C rounded, power limitation, no thermal log", got, s)
+	}
+}
+
+// TestThermalSPR: spr-2s models each package's temperature on its own
+// (ambient 35 C, R 0.14 K/W, C 300 J/K, tau 42 s; TjMax 100 C). Idle,
+// both packages sit at 35 + 0.14 x 70 = 44.8 C. With package 0's CPUs
+// busy under performance and package 1's idle, package 0 is held at PL1
+// (350 W, after PL2 420 W for its 1 s window) and settles at 35 + 0.14 x
+// 350 = 84 C; the thermal limit, (100 - 35) / 0.14 = 464 W, never binds;
+// package 1 stays at 44.8 C.
+func TestThermalSPR(t *testing.T) {
+	busy := make(ConstLoad, 224)
+	for i := range 112 {
+		busy[i] = 1
+	}
+	clk := newClock()
+	m, err := Load("spr-2s", WithClock(clk.now), WithLoad(busy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, cpu := range []int{0, 112} {
+		if got, _ := thermRead(t, m, cpu, hwp.MSR_IA32_PACKAGE_THERM_STATUS); got != 45 {
+			t.Errorf("cpu%d's package at start: %d C, want 44.8 rounded", cpu, got)
+		}
+	}
+	allPerformance(t, m)
+	clk.add(420 * time.Second)
+	for _, tt := range []struct{ cpu, temp int }{{0, 84}, {111, 84}, {112, 45}, {223, 45}} {
+		if got, _ := thermRead(t, m, tt.cpu, hwp.MSR_IA32_PACKAGE_THERM_STATUS); got != tt.temp {
+			t.Errorf("cpu%d's package after 10 tau: %d C, want %d", tt.cpu, got, tt.temp)
+		}
+		if got, _ := thermRead(t, m, tt.cpu, hwp.MSR_IA32_THERM_STATUS); got != tt.temp {
+			t.Errorf("cpu%d after 10 tau: %d C, want %d", tt.cpu, got, tt.temp)
+		}
+	}
+	if r := msr(t, m, 0, 0x64f); r != 1<<10|1<<26|1<<27 {
+		t.Errorf("package 0 limit reasons %#x, want PL1 with both logs, no thermal bit", r)
+	}
+	if r := msr(t, m, 112, 0x64f); r != 0 {
+		t.Errorf("package 1 limit reasons %#x, want none", r)
 	}
 }

@@ -279,8 +279,11 @@ func testTurbostatSummaryIdleCPUs(t *testing.T, e toolEnv) {
 	// error, and so do Avg_MHz and Bzy_MHz (Bzy_MHz is TSC_MHz x
 	// dAPERF/dMPERF), so both are compared at the emulated TSC rate:
 	// X x TSC rate / TSC_MHz depends on the emulated counters alone.
-	// TSC_MHz itself is checked within 5%: the bug this test guards
-	// against (idle CPUs' TSC in the sum, not in the divisor) gave 2.5x.
+	// TSC_MHz itself is checked within 20%: the bug this test guards
+	// against (idle CPUs' TSC in the sum, not in the divisor) gave 2.5x,
+	// while on a 2-CPU host under load one pass over the 14 CPUs was
+	// seen to read them up to 150 ms apart (TSC_MHz 1852 for 1700 over
+	// 1 s).
 	tsc := float64(m.Description().TSCMHz)
 	hpTSC := num(hpSum[3])
 	if hpTSC <= 0 {
@@ -293,7 +296,7 @@ func testTurbostatSummaryIdleCPUs(t *testing.T, e toolEnv) {
 	}{
 		{"Avg_MHz", num(tsSum[1]), num(hpSum[1]) * tsc / hpTSC, 0.01},
 		{"Bzy_MHz", num(tsSum[2]), num(hpSum[2]) * tsc / hpTSC, 0.01},
-		{"TSC_MHz", tsc, hpTSC, 0.05},
+		{"TSC_MHz", tsc, hpTSC, 0.2},
 	} {
 		a, b := c.want, c.hp
 		if a <= 0 || b < a*(1-c.tol) || b > a*(1+c.tol) {
