@@ -3,6 +3,7 @@ package analysis
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
@@ -139,8 +140,7 @@ type runEvidence struct {
 	writes      map[string]map[string]int          // core type -> comm -> count
 	limits      map[string]int                     // limit reason -> samples with it active
 	limitN      int                                // samples with the limit register
-	excursions  int                                // samples with an HWP_STATUS excursion
-	statusN     int
+	status      map[string]statusCount             // core type ("" when not hybrid) -> HWP_STATUS CPU-samples
 	disturbance []Disturbance
 	// first are the request registers of the run's first sample, by
 	// (cpu, msr).
@@ -163,6 +163,34 @@ func limitReasons(v uint64, host recording.Host) []string {
 		}
 	}
 	return out
+}
+
+// statusCount counts the CPU-samples that read IA32_HWP_STATUS and those
+// whose Excursion_To_Minimum bit (2) was set. The bit is sticky (set by
+// the processor, cleared only by software writing 0, which hwpprobe never
+// does): a set bit says the CPU was delivered less than its request's
+// minimum at some time since the last clear, not necessarily within the
+// sample's interval.
+type statusCount struct {
+	n, excursions int
+}
+
+// add counts one CPU-sample's register value.
+func (c statusCount) add(v uint64) statusCount {
+	c.n++
+	if hwp.DecodeStatus(v).ExcursionMin {
+		c.excursions++
+	}
+	return c
+}
+
+// share is the share of CPU-samples with the bit set; NaN when none read
+// the register.
+func (c statusCount) share() float64 {
+	if c.n == 0 {
+		return math.NaN()
+	}
+	return float64(c.excursions) / float64(c.n)
 }
 
 func disturbance(comm string, pid int, off int64, cpu int, msr uint32, old, new uint64) Disturbance {

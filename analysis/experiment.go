@@ -65,6 +65,9 @@ type TypeEvidence struct {
 	BusyPct float64           `json:"busy_pct"`
 	IPC     float64           `json:"ipc"`
 	CoreTmp float64           `json:"core_tmp_max"` // median of the runs' maxima, °C
+	// Excursions is the share of this type's CPU-samples whose
+	// IA32_HWP_STATUS had Excursion_To_Minimum set; NaN when not sampled.
+	Excursions float64 `json:"hwp_excursions"`
 }
 
 // SideResult is one side.
@@ -77,8 +80,10 @@ type SideResult struct {
 	// LimitShares is the share of samples with each limit reason active
 	// (MSR_CORE_PERF_LIMIT_REASONS); empty when not sampled.
 	LimitShares map[string]float64 `json:"limit_shares,omitempty"`
-	// Excursions is the share of samples with HWP_STATUS's excursion to
-	// minimum; NaN when HWP_STATUS was not sampled.
+	// Excursions is the share of CPU-samples (each CPU row of each sample)
+	// whose IA32_HWP_STATUS had Excursion_To_Minimum (bit 2) set; NaN when
+	// HWP_STATUS was not sampled. The bit is sticky: it may have been set
+	// before the sample's interval (docs/diff.md).
 	Excursions float64 `json:"hwp_excursions"`
 }
 
@@ -353,7 +358,7 @@ func (res *Result) side(s SideResult) SideResult {
 	runs := res.sideRuns(s.Label)
 	s.Counted = len(runs)
 	held, written, writes := map[string]fieldCounter{}, map[string]map[string]fieldCounter{}, map[string]map[string]int{}
-	limits, limitN, exc, statusN := map[string]int{}, 0, 0, 0
+	limits, limitN, status := map[string]int{}, 0, map[string]statusCount{}
 	for _, r := range runs {
 		mergeCounters(held, r.evidence.held)
 		for t, byComm := range r.evidence.written {
@@ -368,12 +373,16 @@ func (res *Result) side(s SideResult) SideResult {
 		for k, n := range r.evidence.limits {
 			limits[k] += n
 		}
-		limitN, exc, statusN = limitN+r.evidence.limitN, exc+r.evidence.excursions, statusN+r.evidence.statusN
+		limitN += r.evidence.limitN
+		for t, c := range r.evidence.status {
+			status[t] = statusCount{status[t].n + c.n, status[t].excursions + c.excursions}
+		}
 	}
-	s.Excursions = math.NaN()
-	if statusN > 0 {
-		s.Excursions = float64(exc) / float64(statusN)
+	var all statusCount
+	for _, c := range status {
+		all = statusCount{all.n + c.n, all.excursions + c.excursions}
 	}
+	s.Excursions = all.share()
 	if limitN > 0 {
 		s.LimitShares = map[string]float64{}
 		for k, n := range limits {
@@ -382,7 +391,10 @@ func (res *Result) side(s SideResult) SideResult {
 	}
 	var pkgTmp []float64
 	for _, t := range res.coreTypes() {
-		ct := TypeEvidence{Type: topology.CoreType(t), Held: fieldsOf(held[t])}
+		ct := TypeEvidence{Type: topology.CoreType(t), Held: fieldsOf(held[t]), Excursions: status[t].share()}
+		if topology.CoreType(t) == topology.All {
+			ct.Excursions = all.share()
+		}
 		var avg, bzy, busy, ipc, tmp []float64
 		for _, r := range runs {
 			for _, row := range r.summary.Rows {

@@ -31,7 +31,7 @@ func (sc *scanner) add(r recording.Record) error {
 	switch b := r.(type) {
 	case recording.RunStart:
 		sc.runs[b.Run] = &runScan{start: b.TimeNs, driver: sc.host.Driver,
-			writes: map[writeKey]int{}, limitVals: map[uint64]int{}}
+			writes: map[writeKey]int{}, limitVals: map[uint64]int{}, status: map[string]statusCount{}}
 	case recording.Samples:
 		if x := sc.runs[b.Run]; x != nil {
 			x.addSamples(b.Samples)
@@ -59,7 +59,7 @@ func (sc *scanner) result(rec *recording.Recording, run *recording.Run) (summary
 	x := sc.runs[run.Start.Run]
 	if x == nil {
 		x = &runScan{start: run.Start.TimeNs, driver: sc.host.Driver,
-			writes: map[writeKey]int{}, limitVals: map[uint64]int{}}
+			writes: map[writeKey]int{}, limitVals: map[uint64]int{}, status: map[string]statusCount{}}
 	}
 	return sc.col.Summary(rec, run), x.evidence(sc.host)
 }
@@ -83,8 +83,7 @@ type runScan struct {
 	writes    map[writeKey]int
 	limitVals map[uint64]int // MSR_CORE_PERF_LIMIT_REASONS value -> samples
 	limitN    int
-	excursion int
-	statusN   int
+	status    map[string]statusCount // core type of the rows ("" when not hybrid) -> CPU-samples
 }
 
 // cpuScan is one CPU of a run.
@@ -140,17 +139,14 @@ func (x *runScan) addSamples(samples []recording.Sample) {
 			for j, g := range row.Regs {
 				x.addReg(c, c.reg(j, g.MSR), g.Value, s.TimeNs)
 			}
+			if v, ok := row.Reg(hwp.MSR_IA32_HWP_STATUS); ok {
+				x.status[row.CoreType] = x.status[row.CoreType].add(v)
+			}
 		}
 		for _, p := range s.Packages {
 			if v, ok := p.Reg(hwp.MSR_CORE_PERF_LIMIT_REASONS); ok {
 				x.limitN++
 				x.limitVals[v]++
-			}
-			if v, ok := p.Reg(hwp.MSR_IA32_HWP_STATUS); ok {
-				x.statusN++
-				if hwp.DecodeStatus(v).ExcursionMin {
-					x.excursion++
-				}
 			}
 		}
 	}
@@ -225,7 +221,7 @@ func (x *runScan) checkWrite(e recording.TraceEvent) {
 func (x *runScan) evidence(host recording.Host) runEvidence {
 	ev := runEvidence{driver: x.driver, held: map[string]fieldCounter{}, written: map[string]map[string]fieldCounter{},
 		writes: map[string]map[string]int{}, limits: map[string]int{}, first: map[[2]uint64]uint64{},
-		limitN: x.limitN, excursions: x.excursion, statusN: x.statusN}
+		limitN: x.limitN, status: x.status}
 	typeOf := func(cpu int) string {
 		if c := x.cpus.ByCPU[cpu]; c != nil && c.typ != "" {
 			return c.typ

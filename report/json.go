@@ -63,6 +63,9 @@ type jsonCoreType struct {
 	BusyPct jnum              `json:"busy_pct"`
 	IPC     jnum              `json:"ipc"`
 	CoreTmp jnum              `json:"core_tmp_max"`
+	// Excursions: the type's share of CPU-samples with HWP_STATUS's
+	// Excursion_To_Minimum set (null: not sampled).
+	Excursions jnum `json:"hwp_excursions"`
 }
 
 type jsonSide struct {
@@ -146,7 +149,8 @@ func sideJSON(s analysis.SideResult) jsonSide {
 		LimitShares: s.LimitShares, Excursions: jnum(s.Excursions)}
 	for _, ct := range s.CoreTypes {
 		js.CoreTypes = append(js.CoreTypes, jsonCoreType{Type: ct.Type, CPUs: ct.CPUs, Held: ct.Held, Written: ct.Written,
-			AvgMHz: jnum(ct.AvgMHz), BzyMHz: jnum(ct.BzyMHz), BusyPct: jnum(ct.BusyPct), IPC: jnum(ct.IPC), CoreTmp: jnum(ct.CoreTmp)})
+			AvgMHz: jnum(ct.AvgMHz), BzyMHz: jnum(ct.BzyMHz), BusyPct: jnum(ct.BusyPct), IPC: jnum(ct.IPC), CoreTmp: jnum(ct.CoreTmp),
+			Excursions: jnum(ct.Excursions)})
 	}
 	return js
 }

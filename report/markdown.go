@@ -46,7 +46,7 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	}
 	e.printf("\n| side | PkgTmp max | limit reasons (share of samples) | HWP excursions to minimum |\n|---|---|---|---|\n")
 	for _, s := range res.Sides {
-		e.printf("| %s | %s | %s | %s |\n", s.Label, num(s.PkgTmp, 0), limitText(s.LimitShares), excursionText(s.Excursions))
+		e.printf("| %s | %s | %s | %s |\n", s.Label, num(s.PkgTmp, 0), limitText(s.LimitShares), excursionText(s))
 	}
 	writeFiguresMarkdown(e, res)
 	writeRunsMarkdown(e, res)

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // Info is what the report says about where the result came from.
@@ -88,11 +89,24 @@ func limitText(m map[string]float64) string {
 	return strings.Join(parts, ", ")
 }
 
-func excursionText(v float64) string {
-	if math.IsNaN(v) {
+// excursionText words a side's share of CPU-samples whose sticky
+// IA32_HWP_STATUS Excursion_To_Minimum bit was set, with each core type's
+// share on a hybrid part.
+func excursionText(s analysis.SideResult) string {
+	if math.IsNaN(s.Excursions) {
 		return "HWP_STATUS not sampled"
 	}
-	return fmt.Sprintf("%.1f%% of samples", 100*v)
+	out := fmt.Sprintf("%.1f%% of CPU-samples", 100*s.Excursions)
+	var types []string
+	for _, ct := range s.CoreTypes {
+		if ct.Type != topology.All && !math.IsNaN(ct.Excursions) {
+			types = append(types, fmt.Sprintf("%s %.1f%%", ct.Type, 100*ct.Excursions))
+		}
+	}
+	if len(types) > 0 {
+		out += " (" + strings.Join(types, ", ") + ")"
+	}
+	return out
 }
 
 func settingsText(res *analysis.Result, i int) string {

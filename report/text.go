@@ -31,7 +31,7 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 				e.printf("       written: no traced writes\n")
 			}
 		}
-		e.printf("  PkgTmp %s C  limits: %s  excursions: %s\n\n", num(s.PkgTmp, 0), limitText(s.LimitShares), excursionText(s.Excursions))
+		e.printf("  PkgTmp %s C  limits: %s  excursions: %s\n\n", num(s.PkgTmp, 0), limitText(s.LimitShares), excursionText(s))
 	}
 	writeRunsText(e, res)
 	e.printf("\n%-20s %-18s %-18s %s\n", "figure", res.Sides[0].Label, res.Sides[1].Label, "vs A")

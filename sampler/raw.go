@@ -25,6 +25,7 @@ const (
 	BadTherm
 	BadEnergy
 	BadLimit
+	BadHWPStatus
 )
 
 // RawCPU is one reading of a CPU's cumulative counters and registers.
@@ -37,7 +38,9 @@ type RawCPU struct {
 	HWPRequest       uint64
 	EPB              uint64
 	ThermStatus      uint64
-	Bad              uint16
+	// HWPStatus is IA32_HWP_STATUS (0x777).
+	HWPStatus uint64
+	Bad       uint16
 }
 
 // RawPkg is one reading of a package's cumulative energy counters and
@@ -91,8 +94,12 @@ type Setup struct {
 	// HWPRegister is the MSR behind HWPRequest: 0x774 (Intel
 	// IA32_HWP_REQUEST: min 7:0, max 15:8) or 0xC00102B3 (AMD
 	// MSR_AMD_CPPC_REQ: max 7:0, min 15:8); 0 when absent.
-	HWPRegister  uint32
-	EPB          Source
+	HWPRegister uint32
+	EPB         Source
+	// HWPStatus is the source of IA32_HWP_STATUS (0x777), read on every
+	// CPU: SrcMSR where CPUID.06H:EAX bit 7 enumerates HWP and the
+	// register reads.
+	HWPStatus    Source
 	CoreTmp      Source
 	PkgTmp       Source
 	LimitReasons Source
@@ -140,6 +147,7 @@ func (s *Setup) Info() Info {
 			"PkgTmp":        s.PkgTmp,
 			"HWP_REQUEST":   s.HWPRequest,
 			"EPB":           s.EPB,
+			"HWP_STATUS":    s.HWPStatus,
 			"LIMIT_REASONS": s.LimitReasons,
 		},
 	}

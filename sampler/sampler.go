@@ -237,6 +237,9 @@ func (s *Sampler) cpu(c *CPU, i int, dt float64) {
 	if st.EPB != SrcNone && r.Bad&BadEPB == 0 {
 		c.EPB = reg(r.EPB, p.EPB, st.EPB, p.Bad&BadEPB == 0)
 	}
+	if st.HWPStatus != SrcNone && r.Bad&BadHWPStatus == 0 {
+		c.HWPStatus = reg(r.HWPStatus, p.HWPStatus, st.HWPStatus, p.Bad&BadHWPStatus == 0)
+	}
 }
 
 // pkg computes one package's figures. Watts are turbostat's

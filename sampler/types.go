@@ -183,6 +183,14 @@ type CPU struct {
 	HWPRequest Reg `json:"hwp_request"`
 	// EPB is IA32_ENERGY_PERF_BIAS (0x1B0).
 	EPB Reg `json:"epb"`
+	// HWPStatus is IA32_HWP_STATUS (0x777) as read at the end of the
+	// interval. Its bits are sticky: set by the hardware and cleared only
+	// by software writing 0 (hwpprobe never writes it; intel_pstate does
+	// when it handles an HWP notification), so a set Excursion_To_Minimum
+	// (bit 2, hwp.DecodeStatus) says the delivered performance fell below
+	// the request's minimum at some time since the last clear, which may
+	// be before this interval.
+	HWPStatus Reg `json:"hwp_status"`
 
 	// Counts holds the deltas the figures were computed from.
 	Counts Counts `json:"counts"`
@@ -298,7 +306,7 @@ type Info struct {
 	// Packages are the package numbers, in the order of Sample.Packages.
 	Packages []int `json:"packages"`
 	// Sources maps a figure (turbostat column name, or HWP_REQUEST, EPB,
-	// LIMIT_REASONS) to the source that gives it; absent figures map to
+	// HWP_STATUS, LIMIT_REASONS) to the source that gives it; absent figures map to
 	// SrcNone and have a Note.
 	Sources map[string]Source `json:"sources"`
 	// Notes explain absent and qualified figures.

@@ -20,5 +20,5 @@ func OpenCPUs(root string, fs sysfs.FS, list cpus.List) (*Set, error) {
 		return nil, fmt.Errorf("topology: %w", err)
 	}
 	emulated := fs.Emulated()
-	return Open(Config{Root: root, CPUs: Placement(topo), Perf: emulated == "", Emulated: emulated})
+	return Open(Config{Root: root, CPUs: Placement(topo), Perf: emulated == "", Emulated: emulated, CPUID: id})
 }

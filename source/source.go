@@ -14,8 +14,9 @@
 //     their .scale), else powercap (intel-rapl:*/energy_uj, wrapping at
 //     max_energy_range_uj), else the RAPL MSRs (32-bit, wrap-aware, units
 //     from MSR_RAPL_POWER_UNIT).
-//   - temperatures, limit reasons, HWP_REQUEST and EPB: the MSRs, every
-//     sample so that changes show.
+//   - temperatures, limit reasons, HWP_REQUEST, EPB and HWP_STATUS: the
+//     MSRs, every sample so that changes show (HWP_STATUS only where CPUID
+//     enumerates HWP: hwpstatus.go).
 //
 // Under an emulated machine (sysfs.FS.Emulated) perf is not used: perf
 // counts the real machine, not the emulated one.
@@ -29,6 +30,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/perfcount"
@@ -49,6 +51,9 @@ type Config struct {
 	CPUs []sampler.Topo
 	// MSR reads registers; nil opens msr.Open(Root).
 	MSR msr.Reader
+	// CPUID tells whether the CPUs enumerate HWP (IA32_HWP_STATUS is
+	// sampled only then); nil: the register probe alone decides.
+	CPUID cpuid.Reader
 	// Perf enables perf_event sources. Leave it off under emulation.
 	Perf bool
 	// Emulated is the emulated machine's name ("" on real hardware).
@@ -143,6 +148,7 @@ func Open(cfg Config) (*Set, error) {
 		}
 	}
 	s.probeRegisters()
+	s.probeHWPStatus(cfg.CPUID)
 	s.probeCounters(cfg)
 	s.probeEnergy(cfg)
 	s.start = s.now()
@@ -257,6 +263,7 @@ func (s *Set) Read(r *sampler.Raw) error {
 				rc.Bad |= sampler.BadTherm
 			}
 		}
+		s.readHWPStatus(cs.cpu, rc)
 	}
 	for i := range s.pkgs {
 		ps, rp := &s.pkgs[i], &r.Pkg[i]

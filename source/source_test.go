@@ -70,7 +70,7 @@ func TestMSRSources(t *testing.T) {
 	want := map[string]sampler.Source{
 		"Avg_MHz": sampler.SrcMSR, "Busy%": sampler.SrcMSR, "Bzy_MHz": sampler.SrcMSR, "TSC_MHz": sampler.SrcMSR,
 		"IPC": sampler.SrcNone, "CoreTmp": sampler.SrcMSR, "PkgTmp": sampler.SrcMSR,
-		"HWP_REQUEST": sampler.SrcMSR, "EPB": sampler.SrcMSR, "LIMIT_REASONS": sampler.SrcMSR,
+		"HWP_REQUEST": sampler.SrcMSR, "EPB": sampler.SrcMSR, "LIMIT_REASONS": sampler.SrcMSR, "HWP_STATUS": sampler.SrcNone,
 		"PkgWatt": sampler.SrcMSR, "CorWatt": sampler.SrcMSR, "GFXWatt": sampler.SrcNone, "RAMWatt": sampler.SrcNone, "SysWatt": sampler.SrcNone,
 	}
 	if d := cmp.Diff(want, got); d != "" {

@@ -20,7 +20,8 @@ func FromSampler(s *sampler.Sample, hwpReg uint32) recording.Sample {
 		c := &s.CPUs[i]
 		out.CPUs[i] = recording.CPURow{CPU: c.CPU, Core: c.Core, Package: c.Package, CoreType: string(c.Type),
 			Values: cpuValues(c.AvgMHz, c.BusyPct, c.BzyMHz, c.TSCMHz, c.IPC, c.CoreTmp),
-			Regs:   regs(reg{hwpReg, c.HWPRequest}, reg{hwp.MSR_IA32_ENERGY_PERF_BIAS, c.EPB})}
+			Regs: regs(reg{hwpReg, c.HWPRequest}, reg{hwp.MSR_IA32_ENERGY_PERF_BIAS, c.EPB},
+				reg{hwp.MSR_IA32_HWP_STATUS, c.HWPStatus})}
 	}
 	for i := range s.Packages {
 		p := &s.Packages[i]

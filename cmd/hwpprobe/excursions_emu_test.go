@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+)
+
+// recordEmulated runs `hwpemu run --busy 1 mtl-165u` with every CPU switched
+// to the performance governor after the shell commands pre, then records
+// `sleep 1.5` into out.
+func recordEmulated(t *testing.T, pre, out string) {
+	t.Helper()
+	const cpu = "/sys/devices/system/cpu/"
+	script := pre + "for f in " + cpu + "cpufreq/policy*/scaling_governor; do echo performance > $f || exit 1; done; " +
+		hwpprobeBin + " record -o " + out + " -i 250ms -- sleep 1.5"
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpemuBin(t), "run", "--busy", "1", "mtl-165u", "--", "sh", "-c", script)
+	cmd.WaitDelay = 5 * time.Second
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("hwpemu run ... record (ctx %v): %v\n%s", ctx.Err(), err, b)
+	}
+}
+
+// TestDiffExcursionsEmulated: the diff report's HWP excursions to minimum
+// come from every CPU's IA32_HWP_STATUS under hwpemu mtl-165u with all 14
+// CPUs busy under `performance` (min = max = HWP highest). With the
+// firmware's limits (PL2 57 W) the requests would draw 69.4 W
+// (docs/emulator.md), so PL2 binds within milliseconds and every CPU is
+// delivered a fraction of its request, below its minimum: the model sets
+// HWP_STATUS bit 2 on every CPU and the bit sticks, so every CPU-sample
+// counts. With PL1 and PL2 raised to 200 W through powercap nothing
+// limits the 69.4 W (the thermal limit would take about 14 s to reach
+// TjMax at that power: the runs last 1.5 s), each CPU gets its request
+// and no CPU-sample has the bit: a share of 0, not "not sampled".
+func TestDiffExcursionsEmulated(t *testing.T) {
+	dir := t.TempDir()
+	free, held := filepath.Join(dir, "free.hwpr"), filepath.Join(dir, "held.hwpr")
+	const rapl = "/sys/class/powercap/intel-rapl:0/"
+	recordEmulated(t, "echo 200000000 > "+rapl+"constraint_0_power_limit_uw && echo 200000000 > "+rapl+"constraint_1_power_limit_uw || exit 1; ", free)
+	recordEmulated(t, "", held)
+
+	// The recordings carry IA32_HWP_STATUS in every CPU row.
+	for _, p := range []string{free, held} {
+		rec := readRec(t, p)
+		n, set := 0, 0
+		for _, s := range rec.Runs[0].Samples {
+			for _, c := range s.CPUs {
+				if v, ok := c.Reg(hwp.MSR_IA32_HWP_STATUS); ok {
+					n++
+					if hwp.DecodeStatus(v).ExcursionMin {
+						set++
+					}
+				}
+			}
+		}
+		if want := 14 * len(rec.Runs[0].Samples); n != want || want == 0 {
+			t.Errorf("%s: HWP_STATUS in %d CPU rows, want %d", filepath.Base(p), n, want)
+		}
+		t.Logf("%s: %d of %d CPU-samples with the excursion bit", filepath.Base(p), set, n)
+	}
+
+	js := filepath.Join(dir, "diff.json")
+	out, errOut, code := runBin(t, "diff", free, held, "--json", js)
+	if code != 0 {
+		t.Fatalf("diff: status %d %q\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, "excursions: 0.0% of CPU-samples (P 0.0%, E 0.0%, LP-E 0.0%)") ||
+		!strings.Contains(out, "excursions: 100.0% of CPU-samples (P 100.0%, E 100.0%, LP-E 100.0%)") {
+		t.Errorf("text report lacks the sides' excursions:\n%s", out)
+	}
+	b, err := os.ReadFile(js)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		Sides []struct {
+			Excursions *float64 `json:"hwp_excursions"`
+			CoreTypes  []struct {
+				Type       string   `json:"type"`
+				Excursions *float64 `json:"hwp_excursions"`
+			} `json:"core_types"`
+		} `json:"sides"`
+	}
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Sides) != 2 {
+		t.Fatalf("%d sides in the JSON report", len(rep.Sides))
+	}
+	for i, want := range []float64{0, 1} {
+		s := rep.Sides[i]
+		if s.Excursions == nil || *s.Excursions != want {
+			t.Errorf("side %d hwp_excursions %v, want %g", i, ptrText(s.Excursions), want)
+		}
+		if len(s.CoreTypes) != 4 {
+			t.Errorf("side %d: %d core types, want P, E, LP-E, all", i, len(s.CoreTypes))
+		}
+		for _, ct := range s.CoreTypes {
+			if ct.Excursions == nil || *ct.Excursions != want {
+				t.Errorf("side %d %s hwp_excursions %v, want %g", i, ct.Type, ptrText(ct.Excursions), want)
+			}
+		}
+	}
+}
+
+func ptrText(p *float64) any {
+	if p == nil {
+		return "null"
+	}
+	return *p
+}
