@@ -369,3 +369,8 @@ func TestTruncated(t *testing.T) {
 		t.Errorf("absent file: %v", err)
 	}
 }
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -1,0 +1,117 @@
+package timeline
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/internal/testbin"
+)
+
+// TestEmulatedRecord records under `hwpemu run --busy 1 --time-scale 4
+// mtl-165u` (the emulated Core Ultra 7 165U, PL1 15 W over a 7 s window,
+// PL2 57 W) while the shell switches every CPU to the performance
+// governor, waits for PL1 to take over, then lowers PL1 to 10 W through
+// powercap, and checks the timeline: the snapshot's TjMax and limits, a
+// PL1 step to 10 W from the write, the package at PL2 then PL1 with
+// bands for both limit bits, the P-cores' request stepping to min = max
+// = 62 with EPP 0, and the emulated model's writes by sh with decoded
+// fields.
+func TestEmulatedRecord(t *testing.T) {
+	dir := t.TempDir()
+	hwpemu, err := testbin.Build(dir, "../../cmd/hwpemu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	probe, err := testbin.Build(dir, "../../cmd/hwpprobe")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "emu.hwpr")
+	script := "sleep 0.5; for f in /sys/devices/system/cpu/cpufreq/policy*/scaling_governor; do echo performance > $f; done; sleep 3.5; " +
+		"echo 10000000 > /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw; sleep 1"
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpemu, "run", "--busy", "1", "--time-scale", "4", "mtl-165u", "--",
+		probe, "record", "-o", out, "-i", "100ms", "--", "sh", "-c", script)
+	cmd.WaitDelay = 5 * time.Second
+	if b, err := cmd.CombinedOutput(); err != nil || ctx.Err() != nil {
+		t.Fatalf("hwpemu run ... record: %v (%v)\n%s", err, ctx.Err(), b)
+	}
+	tl := build(t, out, Options{})
+	if tl.Emulated != "mtl-165u" || len(tl.Runs) != 1 || len(tl.Missing) != 0 {
+		t.Fatalf("emulated %q, %d runs, missing %q", tl.Emulated, len(tl.Runs), tl.Missing)
+	}
+	run := tl.Runs[0]
+	if run.TjMaxC == nil || *run.TjMaxC != 110 {
+		t.Errorf("TjMax %v, want the description's 110", run.TjMaxC)
+	}
+	checkEmuLimits(t, run)
+	checkEmuRequests(t, run)
+	checkEmuWrites(t, run)
+}
+
+func checkEmuLimits(t *testing.T, run Run) {
+	t.Helper()
+	pl := run.PowerLimits
+	if len(pl) != 2 || *pl[0].PL1W != 15 || *pl[0].PL2W != 57 || pl[1].Source != "write" || *pl[1].PL1W != 10 || *pl[1].PL2W != 57 || pl[1].T < 3.5 {
+		t.Errorf("power limits %s", jsonOf(pl))
+	}
+	for _, s := range run.Series {
+		if s.Figure == "PkgWatt" && (slicesMax(s.Max) < 50 || slicesMax(s.Max) > 60) {
+			t.Errorf("PkgWatt peaks at %v W, want near PL2 57 W", slicesMax(s.Max))
+		}
+	}
+	names := map[string]bool{}
+	for _, b := range run.LimitReasons {
+		names[b.Name] = true
+	}
+	if !names["bit10"] || !names["bit11"] || !strings.HasPrefix(run.LimitTable, "raw bits") {
+		t.Errorf("limit reasons (%s): %s; want bands of bit10 (PL1) and bit11 (PL2)", run.LimitTable, jsonOf(run.LimitReasons))
+	}
+}
+
+func checkEmuRequests(t *testing.T, run Run) {
+	t.Helper()
+	want := map[string]float64{"min": 62, "max": 62, "epp": 0}
+	for _, s := range run.Requests {
+		w, ok := want[s.Field]
+		if s.Group != "P" || !ok {
+			continue
+		}
+		delete(want, s.Field)
+		last := s.Steps[len(s.Steps)-1]
+		// max is highest under powersave too; min and EPP change.
+		if s.Register != "IA32_HWP_REQUEST" || len(s.Steps) < 2 && s.Field != "max" || last.Lo != w || last.Hi != w {
+			t.Errorf("P-core request %s steps %s, want the last at %v", s.Field, jsonOf(s.Steps), w)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no P-core steps for %v: %s", want, jsonOf(run.Requests))
+	}
+}
+
+func checkEmuWrites(t *testing.T, run Run) {
+	t.Helper()
+	var cpus []int
+	for _, w := range run.Writes {
+		if w.Register != "IA32_HWP_REQUEST" || !w.Emulated || w.Comm != "sh" || w.Old == "" {
+			continue
+		}
+		cpus = append(cpus, w.CPU)
+		for _, f := range w.Fields {
+			if f.Name == "epp" && (f.New != uint64(0) || f.Old != uint64(64) || !f.Changed) {
+				t.Errorf("CPU %d write: epp %v -> %v, want 64 -> 0", w.CPU, f.Old, f.New)
+			}
+		}
+	}
+	slices.Sort(cpus)
+	cpus = slices.Compact(cpus)
+	if len(cpus) != 14 {
+		t.Errorf("IA32_HWP_REQUEST writes by sh on CPUs %v, want all 14: %s", cpus, jsonOf(run.Writes))
+	}
+}
