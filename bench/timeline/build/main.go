@@ -1,0 +1,60 @@
+// Command build builds the timeline of recordings (package
+// analysis/timeline) and writes its JSON to stdout, its size and the
+// series' point count to stderr, for bench/timeline/run.sh:
+//
+//	build [-per-cpu] [-max-points N] FILE...
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+
+	"github.com/hwpprobe/hwpprobe/analysis/timeline"
+)
+
+func main() {
+	var o timeline.Options
+	flag.BoolVar(&o.PerCPU, "per-cpu", false, "series per CPU too")
+	flag.IntVar(&o.MaxPoints, "max-points", 0, "buckets per series (0: the default)")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fmt.Fprintln(os.Stderr, "usage: build [-per-cpu] [-max-points N] FILE...")
+		os.Exit(2)
+	}
+	tl, err := timeline.Build(flag.Args(), o)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "build:", err)
+		os.Exit(1)
+	}
+	w := bufio.NewWriter(os.Stdout)
+	c := &counter{w: w}
+	if err := json.NewEncoder(c).Encode(tl); err != nil {
+		fmt.Fprintln(os.Stderr, "build:", err)
+		os.Exit(1)
+	}
+	if err := w.Flush(); err != nil {
+		fmt.Fprintln(os.Stderr, "build:", err)
+		os.Exit(1)
+	}
+	series, points := 0, 0
+	for _, r := range tl.Runs {
+		series += len(r.Series)
+		for _, s := range r.Series {
+			points += len(s.T)
+		}
+	}
+	fmt.Fprintf(os.Stderr, "%d runs, %d series, %d points, %d bytes of JSON\n", len(tl.Runs), series, points, c.n)
+}
+
+type counter struct {
+	w *bufio.Writer
+	n int64
+}
+
+func (c *counter) Write(b []byte) (int, error) {
+	c.n += int64(len(b))
+	return c.w.Write(b)
+}
