@@ -92,8 +92,17 @@ func sortedGroups(m map[string]*acc) []string {
 // bucketStart is bucket i's start in seconds from the run's start.
 func (x *runBuilder) bucketStart(i int) float64 { return seconds(int64(i) * x.clk.width) }
 
+// points returns a series' non-empty buckets and frees the buckets.
 func (x *runBuilder) points(figure, group string, a *acc) Series {
-	s := Series{Figure: figure, Group: group, Unit: units[figure]}
+	n := 0
+	for _, b := range a.b {
+		if b.n > 0 {
+			n++
+		}
+	}
+	s := Series{Figure: figure, Group: group, Unit: units[figure],
+		T: make([]float64, 0, n), Min: make([]float64, 0, n), Max: make([]float64, 0, n), Mean: make([]float64, 0, n), N: make([]int, 0, n)}
+	defer func() { a.b = nil }()
 	for i, b := range a.b {
 		if b.n == 0 {
 			continue

@@ -1,8 +1,9 @@
 // Command build builds the timeline of recordings (package
 // analysis/timeline) and writes its JSON to stdout, its size and the
-// series' point count to stderr, for bench/timeline/run.sh:
+// series' point count to stderr, and with -png its charts (package
+// report/png) into a directory, for bench/timeline/run.sh:
 //
-//	build [-per-cpu] [-max-points N] FILE...
+//	build [-per-cpu] [-max-points N] [-png DIR] FILE...
 package main
 
 import (
@@ -13,15 +14,17 @@ import (
 	"os"
 
 	"github.com/hwpprobe/hwpprobe/analysis/timeline"
+	"github.com/hwpprobe/hwpprobe/report/png"
 )
 
 func main() {
 	var o timeline.Options
 	flag.BoolVar(&o.PerCPU, "per-cpu", false, "series per CPU too")
 	flag.IntVar(&o.MaxPoints, "max-points", 0, "buckets per series (0: the default)")
+	pngDir := flag.String("png", "", "write the charts as PNG files into this directory")
 	flag.Parse()
 	if flag.NArg() == 0 {
-		fmt.Fprintln(os.Stderr, "usage: build [-per-cpu] [-max-points N] FILE...")
+		fmt.Fprintln(os.Stderr, "usage: build [-per-cpu] [-max-points N] [-png DIR] FILE...")
 		os.Exit(2)
 	}
 	tl, err := timeline.Build(flag.Args(), o)
@@ -38,6 +41,12 @@ func main() {
 	if err := w.Flush(); err != nil {
 		fmt.Fprintln(os.Stderr, "build:", err)
 		os.Exit(1)
+	}
+	if *pngDir != "" {
+		if _, err := png.Write(*pngDir, tl, png.Options{}); err != nil {
+			fmt.Fprintln(os.Stderr, "build:", err)
+			os.Exit(1)
+		}
 	}
 	series, points := 0, 0
 	for _, r := range tl.Runs {
