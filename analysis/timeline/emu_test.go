@@ -18,7 +18,8 @@ import (
 // governor, waits for PL1 to take over, then lowers PL1 to 10 W through
 // powercap, and checks the timeline: the snapshot's TjMax and limits, a
 // PL1 step to 10 W from the write, the package at PL2 then PL1 with
-// bands for both limit bits, the P-cores' request stepping to min = max
+// bands for both limit bits, HWP_STATUS excursions from the switch on,
+// the P-cores' request stepping to min = max
 // = 62 with EPP 0, and the emulated model's writes by sh with decoded
 // fields.
 func TestEmulatedRecord(t *testing.T) {
@@ -51,6 +52,7 @@ func TestEmulatedRecord(t *testing.T) {
 		t.Errorf("TjMax %v, want the description's 110", run.TjMaxC)
 	}
 	checkEmuLimits(t, run)
+	checkEmuExcursions(t, run)
 	checkEmuRequests(t, run)
 	checkEmuWrites(t, run)
 }
@@ -72,6 +74,22 @@ func checkEmuLimits(t *testing.T, run Run) {
 	}
 	if !names["bit10"] || !names["bit11"] || !strings.HasPrefix(run.LimitTable, "raw bits") {
 		t.Errorf("limit reasons (%s): %s; want bands of bit10 (PL1) and bit11 (PL2)", run.LimitTable, jsonOf(run.LimitReasons))
+	}
+}
+
+// checkEmuExcursions: under the power limits the model sets HWP_STATUS's
+// excursion to minimum on every CPU, from the switch on (it is sticky).
+func checkEmuExcursions(t *testing.T, run Run) {
+	t.Helper()
+	var groups []string
+	for _, b := range run.Excursions {
+		groups = append(groups, b.Group)
+		if b.Name != "excursion_to_minimum" || b.From < 0.5 || b.From > 2.5 || b.To < run.Seconds-0.5 || b.Share != 1 {
+			t.Errorf("excursion band %+v in a run of %v s, want from the switch (0.5 s) to the end on every CPU", b, run.Seconds)
+		}
+	}
+	if !slices.Equal(groups, []string{"P", "E", "LP-E"}) {
+		t.Errorf("excursion bands %s, want one per core type", jsonOf(run.Excursions))
 	}
 }
 
