@@ -20,6 +20,9 @@ import (
 // ErrUnreadable, only for a file with no run to show (not a recording,
 // empty, corrupt before its first run) or one that cannot be opened.
 func Build(paths []string, o Options) (*Timeline, error) {
+	if len(paths) == 0 {
+		return nil, fmt.Errorf("%w: no file given", ErrUnreadable)
+	}
 	tl := &Timeline{MaxPoints: o.maxPoints()}
 	for i, p := range paths {
 		f, err := os.Open(p)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -368,9 +369,33 @@ func TestTruncated(t *testing.T) {
 	if _, err := Build([]string{filepath.Join(dir, "absent")}, Options{}); !errors.Is(err, ErrUnreadable) || !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("absent file: %v", err)
 	}
+	if _, err := Build(nil, Options{}); !errors.Is(err, ErrUnreadable) {
+		t.Errorf("no file: %v", err)
+	}
 }
 
 func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
+}
+
+// TestSides: the runs of plain recordings given together are sides A
+// and B, named after their files, in the order given.
+func TestSides(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.hwpr"), filepath.Join(dir, "b.hwpr")
+	writeSpec(t, a, spec{cpus: 4, seconds: 2})
+	writeSpec(t, b, spec{cpus: 4, seconds: 3})
+	tl, err := Build([]string{a, b}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range tl.Runs {
+		got = append(got, fmt.Sprintf("%s %s %g", r.Side, r.Source, r.Seconds))
+	}
+	want := []string{"A (a.hwpr) a.hwpr 2", "B (b.hwpr) b.hwpr 3"}
+	if diff := cmp.Diff(want, got); diff != "" || len(tl.Sources) != 2 || !tl.Sources[1].Complete {
+		t.Errorf("runs (-want +got):\n%s\nsources %+v", diff, tl.Sources)
+	}
 }

@@ -145,7 +145,8 @@ func timeChart(tl *timeline.Timeline, sd sides, file, title, unit string, picks 
 	if extra != nil {
 		extra(p, l, tl, sd)
 	}
-	p.Y.Min = 0
+	// From 0, with room above the highest line (TjMax, PL2) for the eye.
+	p.Y.Min, p.Y.Max = 0, p.Y.Max*1.05
 	return chart{file: file, plot: p, legend: l}
 }
 
