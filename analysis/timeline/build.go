@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/hwpprobe/hwpprobe/recording"
 )
@@ -86,6 +87,7 @@ func (tl *Timeline) read(name string, r io.Reader, side string, o Options) error
 			tl.Missing = append(tl.Missing, fmt.Sprintf("%s run %d: no run-end record (cut short): shown up to its last sample, %.1f s", name, tr.Run, tr.Seconds))
 		}
 		tr.Source = name
+		tr.Profile = profile(rec.Meta, tr.Side)
 		tl.Runs = append(tl.Runs, tr)
 	}
 	return nil
@@ -119,4 +121,20 @@ func (fb *fileBuilder) add(r recording.Record) {
 			x.addTrace(b.Events)
 		}
 	}
+}
+
+// profile returns the settings of an experiment's side, "name=value"
+// joined by ", ".
+func profile(m recording.Meta, side string) string {
+	for _, s := range m.Sides {
+		if s.Label != side {
+			continue
+		}
+		var parts []string
+		for _, st := range s.Settings {
+			parts = append(parts, st.Name+"="+st.Value)
+		}
+		return strings.Join(parts, ", ")
+	}
+	return ""
 }

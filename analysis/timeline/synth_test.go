@@ -32,6 +32,7 @@ type spec struct {
 	trace         []recording.TraceEvent // written after the first second's batch
 	noEnd         bool                   // stop before the run's end (a crash)
 	synthWrites   int                    // synth's kernel writes a second
+	side          *recording.Side        // an experiment's side: its one run is of it
 }
 
 // spikeW is the package power of one sample of every synthetic run.
@@ -41,12 +42,17 @@ func writeSpec(t *testing.T, path string, sp spec) {
 	t.Helper()
 	var buf bytes.Buffer
 	c := synth.Config{CPUs: sp.cpus, Hz: 10, Seconds: sp.seconds, Seed: 7, TracePerSecond: sp.synthWrites}
-	w, err := recording.NewWriter(&buf, synth.Meta(c))
+	m := synth.Meta(c)
+	g := synth.New(c)
+	start := g.RunStart()
+	if sp.side != nil {
+		m.Kind, m.Sides, start.Side = "diff", []recording.Side{*sp.side}, sp.side.Label
+	}
+	w, err := recording.NewWriter(&buf, m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g := synth.New(c)
-	recs := []recording.Record{g.RunStart()}
+	recs := []recording.Record{start}
 	if sp.snapshot != nil {
 		data, err := json.Marshal(sp.snapshot)
 		if err != nil {
@@ -380,21 +386,28 @@ func jsonOf(v any) string {
 }
 
 // TestSides: the runs of plain recordings given together are sides A
-// and B, named after their files, in the order given.
+// and B, named after their files, in the order given; an experiment's
+// runs keep their side, with its settings as the profile.
 func TestSides(t *testing.T) {
 	dir := t.TempDir()
-	a, b := filepath.Join(dir, "a.hwpr"), filepath.Join(dir, "b.hwpr")
+	a, b, x := filepath.Join(dir, "a.hwpr"), filepath.Join(dir, "b.hwpr"), filepath.Join(dir, "x.hwpr")
 	writeSpec(t, a, spec{cpus: 4, seconds: 2})
 	writeSpec(t, b, spec{cpus: 4, seconds: 3})
+	writeSpec(t, x, spec{cpus: 4, seconds: 1, side: &recording.Side{Label: "B",
+		Settings: []recording.Setting{{Name: "governor", Value: "powersave"}, {Name: "epp", Value: "performance"}}}})
 	tl, err := Build([]string{a, b}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var got []string
-	for _, r := range tl.Runs {
-		got = append(got, fmt.Sprintf("%s %s %g", r.Side, r.Source, r.Seconds))
+	exp, err := Build([]string{x}, Options{})
+	if err != nil {
+		t.Fatal(err)
 	}
-	want := []string{"A (a.hwpr) a.hwpr 2", "B (b.hwpr) b.hwpr 3"}
+	var got []string
+	for _, r := range append(tl.Runs, exp.Runs...) {
+		got = append(got, fmt.Sprintf("%s|%s|%s|%g", r.Side, r.Profile, r.Source, r.Seconds))
+	}
+	want := []string{"A (a.hwpr)||a.hwpr|2", "B (b.hwpr)||b.hwpr|3", "B|governor=powersave, epp=performance|x.hwpr|1"}
 	if diff := cmp.Diff(want, got); diff != "" || len(tl.Sources) != 2 || !tl.Sources[1].Complete {
 		t.Errorf("runs (-want +got):\n%s\nsources %+v", diff, tl.Sources)
 	}

@@ -80,9 +80,12 @@ type Source struct {
 // Run is one run's timeline. Times are seconds from the run's start
 // (RunStart.TimeNs); a series bucket covers [T, T+BucketSeconds).
 type Run struct {
-	Source  string  `json:"source"` // Source.Name
-	Run     int     `json:"run"`    // run id in its file
-	Side    string  `json:"side,omitempty"`
+	Source string `json:"source"` // Source.Name
+	Run    int    `json:"run"`    // run id in its file
+	Side   string `json:"side,omitempty"`
+	// Profile is the side's settings in an experiment, as
+	// "governor=performance, epp=performance"; "" for a recording.
+	Profile string  `json:"profile,omitempty"`
 	Warmup  bool    `json:"warmup,omitempty"`
 	StartNs int64   `json:"start_ns"` // Unix ns
 	Seconds float64 `json:"seconds"`  // wall time, run start to run end (to the last sample when cut short)

@@ -44,9 +44,13 @@ func (s sides) index(r timeline.Run) int { return slices.Index(s, sideLabel(r)) 
 
 func (s sides) color(r timeline.Run) color.RGBA { return sideColors[s.index(r)%len(sideColors)] }
 
-// sideLabel is the run's side, or its file's name for a plain recording.
+// sideLabel is the run's side with its settings, or its file's name for
+// a plain recording.
 func sideLabel(r timeline.Run) string {
-	if r.Side != "" {
+	switch {
+	case r.Side != "" && r.Profile != "":
+		return r.Side + " (" + r.Profile + ")"
+	case r.Side != "":
 		return r.Side
 	}
 	return r.Source
