@@ -6,8 +6,10 @@
 //
 // It reads only through the project's sources: package source and the
 // sampler for figures over time (deltas between refreshes), package
-// snapshot for settings, package ebpf for register writes. A refresh
-// happens on a scrape at most once per Config.MinInterval; scrapes in
+// snapshot once at start for which settings each CPU has (each refresh
+// then reads only those files and registers), package ebpf for register
+// writes. A refresh happens on a scrape at most once per
+// Config.MinInterval; scrapes in
 // between get the cached metrics, so many scrapers do not multiply the
 // reads. Figures the machine cannot give are absent, never 0.
 package exporter
@@ -25,6 +27,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/ebpf"
+	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/snapshot"
@@ -47,8 +50,8 @@ type Config struct {
 	CPUs string
 	// MSRs are the registers whose writes the eBPF tracer counts.
 	MSRs []uint32
-	// MinInterval is the shortest time between two refreshes (0:
-	// DefaultMinInterval).
+	// MinInterval is the shortest time from the end of a refresh to the
+	// start of the next (0: DefaultMinInterval).
 	MinInterval time.Duration
 }
 
@@ -64,6 +67,10 @@ type Collector struct {
 	cpuid *cpuid.Dev
 	types map[int]topology.CoreType
 	notes []string
+	// settings reads what each CPU is asked for at each refresh;
+	// emulated is the hwpemu machine's name ("" on real hardware).
+	settings *settingsReader
+	emulated string
 
 	writes    *writeCounter
 	stopTrace context.CancelFunc
@@ -109,18 +116,21 @@ func Open(cfg Config) (*Collector, error) {
 		c.notes = append(c.notes, n.Figure+": "+n.Reason)
 	}
 	c.msr, c.cpuid = msr.Open(cfg.Root), cpuid.Open(cfg.Root)
-	// The first snapshot opens the register devices of every CPU.
-	if _, err := c.snapshot(); err != nil {
+	// The first snapshot opens the register devices of every CPU and
+	// finds which settings each has.
+	snap, err := snapshot.Build(snapshot.Sources{FS: c.fs, MSR: c.msr, CPUID: c.cpuid, EUID: os.Geteuid()}, c.list.String())
+	if err != nil {
 		c.Close()
 		return nil, err
 	}
+	c.settings = newSettingsReader(c.fs, c.msr, snap, c.types)
+	c.emulated = c.fs.Emulated()
 	c.openTracer()
 	c.st = newState(c.set.Setup())
+	if t, ok := hwp.CoreLimitTable(uint32(snap.Machine.Family), uint32(snap.Machine.Model)); ok {
+		c.st.table = &t
+	}
 	return c, nil
-}
-
-func (c *Collector) snapshot() (*snapshot.Snapshot, error) {
-	return snapshot.Build(snapshot.Sources{FS: c.fs, MSR: c.msr, CPUID: c.cpuid, EUID: os.Geteuid()}, c.list.String())
 }
 
 // openTracer starts the eBPF tracer (and, under hwpemu, the emulated
@@ -159,7 +169,7 @@ func (c *Collector) startTracer(src ebpf.Source) {
 func (c *Collector) Notes() []string { return c.notes }
 
 // Emulated is the emulated machine's name ("" on real hardware).
-func (c *Collector) Emulated() string { return c.fs.Emulated() }
+func (c *Collector) Emulated() string { return c.emulated }
 
 // Close stops the tracer and closes every source.
 func (c *Collector) Close() error {
@@ -194,11 +204,12 @@ func (c *Collector) Collect(ch chan<- prometheus.Metric) {
 func (c *Collector) metrics() []prometheus.Metric {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	now := time.Now()
-	if c.cached != nil && now.Sub(c.last) < c.cfg.MinInterval {
+	if c.cached != nil && time.Since(c.last) < c.cfg.MinInterval {
 		return c.cached
 	}
-	c.last = now
-	c.cached = c.refresh(now)
+	c.cached = c.refresh(time.Now())
+	// The interval runs from the end of a refresh: a refresh slower than
+	// MinInterval is not followed at once by the next.
+	c.last = time.Now()
 	return c.cached
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/sampler"
-	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/topology"
 )
 
@@ -109,7 +108,6 @@ type state struct {
 	hasJoules [][len(domains)]bool
 	limits    map[limitKey]float64
 	table     *hwp.LimitTable // turbostat's names for the model; nil: "bitN"
-	tableSet  bool
 	errors    float64
 	refreshes float64
 }
@@ -140,12 +138,6 @@ func (b *builder) value(d *prometheus.Desc, v sampler.Value, scale float64, labe
 	}
 }
 
-func (b *builder) khz(d *prometheus.Desc, v *int64, labels ...string) {
-	if v != nil {
-		b.add(d, prometheus.GaugeValue, float64(*v)*1e3, labels...)
-	}
-}
-
 func (b *builder) perf(d *prometheus.Desc, v uint8, labels ...string) {
 	b.add(d, prometheus.GaugeValue, float64(v), labels...)
 }
@@ -155,23 +147,11 @@ func (c *Collector) refresh(start time.Time) []prometheus.Metric {
 	b := &builder{}
 	st := &c.st
 	st.refreshes++
-	failed := false
+	failed := !c.settings.read(b)
 	if err := c.smp.Sample(&st.sample); err != nil {
 		failed = true
 	} else {
 		b.sampled(&st.sample)
-	}
-	if snap, err := c.snapshot(); err != nil {
-		failed = true
-	} else {
-		c.limitTable(snap)
-		for _, g := range snap.Groups {
-			for i := range g.CPUs {
-				b.settings(&g.CPUs[i], c.types)
-			}
-		}
-	}
-	if !failed {
 		st.accumulate(&st.sample)
 		b.counters(st)
 	}
@@ -183,24 +163,13 @@ func (c *Collector) refresh(start time.Time) []prometheus.Metric {
 	if failed {
 		st.errors++
 	}
-	if e := c.Emulated(); e != "" {
+	if e := c.emulated; e != "" {
 		b.add(descEmulated, prometheus.GaugeValue, 1, e)
 	}
 	b.add(descScrapeDuration, prometheus.GaugeValue, time.Since(start).Seconds())
 	b.add(descScrapeErrors, prometheus.CounterValue, st.errors)
 	b.add(descRefreshes, prometheus.CounterValue, st.refreshes)
 	return b.ms
-}
-
-// limitTable picks the limit-reason bit names for the CPU model once.
-func (c *Collector) limitTable(s *snapshot.Snapshot) {
-	if c.st.tableSet {
-		return
-	}
-	c.st.tableSet = true
-	if t, ok := hwp.CoreLimitTable(uint32(s.Machine.Family), uint32(s.Machine.Model)); ok {
-		c.st.table = &t
-	}
 }
 
 func cpuLabelValues(cpu, pkg int, t topology.CoreType) []string {
@@ -223,43 +192,6 @@ func (b *builder) sampled(s *sampler.Sample) {
 	}
 }
 
-// settings adds what one CPU is asked for: cpufreq's settings and the
-// request and capability registers.
-func (b *builder) settings(c *snapshot.CPU, types map[int]topology.CoreType) {
-	l := cpuLabelValues(c.CPU, c.Package, types[c.CPU])
-	sf := &c.Sysfs
-	if sf.ScalingDriver != nil {
-		b.add(descCPUFreqInfo, prometheus.GaugeValue, 1, append(l, deref(sf.ScalingDriver), deref(sf.ScalingGovernor), deref(sf.EPP))...)
-	}
-	b.khz(descScalingMin, sf.ScalingMinKHz, l...)
-	b.khz(descScalingMax, sf.ScalingMaxKHz, l...)
-	b.khz(descInfoMin, sf.CPUInfoMinKHz, l...)
-	b.khz(descInfoMax, sf.CPUInfoMaxKHz, l...)
-	r := &c.Registers
-	switch {
-	case r.HWPRequest != nil:
-		q := r.HWPRequest
-		b.request(l, q.Min, q.Max, q.Desired, q.EPP)
-	case r.CPPCReq != nil:
-		q := r.CPPCReq
-		b.request(l, q.Min, q.Max, q.Desired, q.EPP)
-	}
-	switch {
-	case r.HWPCapabilities != nil:
-		p := r.HWPCapabilities
-		b.capabilities(l, p.Highest, p.Guaranteed, p.MostEfficient, p.Lowest)
-	case r.CPPCCap1 != nil:
-		p := r.CPPCCap1
-		b.capabilities(l, p.Highest, p.Nominal, p.LowestNonlinear, p.Lowest)
-	}
-	switch {
-	case r.EPB != nil:
-		b.perf(descEPB, r.EPB.Value, l...)
-	case sf.EPB != nil:
-		b.add(descEPB, prometheus.GaugeValue, float64(*sf.EPB), l...)
-	}
-}
-
 func (b *builder) request(l []string, lo, hi, desired, epp uint8) {
 	b.perf(descReqMin, lo, l...)
 	b.perf(descReqMax, hi, l...)
@@ -272,13 +204,6 @@ func (b *builder) capabilities(l []string, highest, guaranteed, efficient, lowes
 	b.perf(descCapGuar, guaranteed, l...)
 	b.perf(descCapEff, efficient, l...)
 	b.perf(descCapLowest, lowest, l...)
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // accumulate adds an interval's energy and limit-reason time to the
