@@ -15,34 +15,50 @@ import (
 
 func init() { subcommands = append(subcommands, newExportCmd) }
 
+// exportFormats are the --format values, each with the function that
+// writes a recording file in it.
+var exportFormats = map[string]func(io.Writer, string) (*recording.Recording, error){
+	"csv":     export.WriteCSVFile,
+	"parquet": export.WriteParquetFile,
+}
+
 func newExportCmd() *cobra.Command {
 	var asCSV bool
-	var out string
+	var format, out string
 	cmd := &cobra.Command{
-		Use:   "export --csv [-o OUT.csv] FILE",
-		Short: "Write a recording's samples as CSV",
+		Use:   "export [--format csv|parquet] [-o OUT] FILE",
+		Short: "Write a recording's samples as CSV or Parquet",
 		Long: `export writes the samples of every run of a recording, one row per sample and
 CPU, per sample and package, and per sample and summary row, with turbostat's
-column names. Figures that were not measured are empty fields. Without -o the
-CSV goes to standard output; with -o it replaces OUT.csv only once complete.
-See docs/export.md.`,
+column names, as CSV (the default) or as a Parquet table with typed columns.
+Figures that were not measured are empty fields (CSV) or nulls (Parquet).
+Without -o the output goes to standard output (Parquet not to a terminal);
+with -o it replaces OUT only once complete. See docs/export.md.`,
 		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if !asCSV {
-				return cli.Usagef("export: choose a format: --csv")
+			if asCSV && cmd.Flags().Changed("format") && format != "csv" {
+				return cli.Usagef("export: --csv and --format %s contradict each other", format)
 			}
-			return runExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], out)
+			write, ok := exportFormats[format]
+			if !ok {
+				return cli.Usagef("export: unknown --format %q: csv or parquet", format)
+			}
+			if format == "parquet" && out == "" && isTerminal(cmd.OutOrStdout()) {
+				return cli.Usagef("export: Parquet is binary: not written to a terminal; use -o OUT.parquet or redirect standard output")
+			}
+			return runExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], out, write)
 		},
 	}
-	cmd.Flags().BoolVar(&asCSV, "csv", false, "write CSV (the only format so far)")
+	cmd.Flags().StringVar(&format, "format", "csv", "output format: csv or parquet")
+	cmd.Flags().BoolVar(&asCSV, "csv", false, "write CSV (the default; same as --format csv)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
 	return cmd
 }
 
-// runExport writes the CSV of the recording at in to stdout, or to the
-// file out: never over the recording itself (by any name), and through a
-// temporary file renamed to out only when complete.
-func runExport(stdout, stderr io.Writer, in, out string) error {
+// runExport writes the recording at in, through write, to stdout or to
+// the file out: never over the recording itself (by any name), and
+// through a temporary file renamed to out only when complete.
+func runExport(stdout, stderr io.Writer, in, out string, write func(io.Writer, string) (*recording.Recording, error)) error {
 	var file *atomicfile.File
 	if out != "" {
 		var err error
@@ -56,12 +72,16 @@ func runExport(stdout, stderr io.Writer, in, out string) error {
 		defer file.Abort()
 		stdout = file
 	}
-	rec, err := export.WriteCSVFile(stdout, in)
+	rec, err := write(stdout, in)
 	if rec == nil {
 		return err
 	}
 	if err != nil {
-		return fmt.Errorf("export: write %s: %w", out, err)
+		to := out
+		if to == "" {
+			to = "standard output"
+		}
+		return fmt.Errorf("export: write %s: %w", to, err)
 	}
 	if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
 		cli.Linef(stderr, "hwpprobe", "%s: %v; exported what was read", in, err)

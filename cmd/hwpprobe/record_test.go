@@ -220,7 +220,7 @@ func TestRecordUsage(t *testing.T) {
 		{"record", "-o", "x", "-i", "1ms", "--", "true"},    // interval too short
 		{"record", "-o", "x", "-C", "999", "--", "true"},    // no such CPU
 		{"record", "-o", "x", "--trace-msrs", "zz", "true"}, // bad MSR
-		{"show"}, {"show", "a", "b"}, {"export", "x"}, // arguments, format
+		{"show"}, {"show", "a", "b"}, {"export", "--format", "x", "x"}, // arguments, format
 	} {
 		_, stderr, code := runBin(t, args...)
 		if code != 2 {

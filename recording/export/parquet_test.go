@@ -1,0 +1,276 @@
+package export
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/parquet-go/parquet-go"
+
+	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/recording/synth"
+)
+
+// fixtures are recordings hwpprobe wrote: an emulated hybrid laptop and
+// 224-CPU server, a VM's, one cut short, and two runs with sides, columns
+// changing between batches and 64-bit register values.
+var fixtures = []string{"emu-mtl", "emu-mtl-cut", "emu-spr", "vm-trace", "synthetic-2runs"}
+
+// TestParquetDuckDB exports recordings as CSV and as Parquet, reads the
+// Parquet file with DuckDB and compares, row for row, every value with
+// the CSV's: the same columns in the same order, typed, null exactly
+// where the CSV field is empty.
+func TestParquetDuckDB(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range append(fixtures, "synth-8cpu", "pipe") {
+		t.Run(name, func(t *testing.T) {
+			rec := filepath.Join("..", "testdata", "v1", name+".rec")
+			switch name {
+			case "synth-8cpu":
+				rec = synthFile(t, dir, 8, 3)
+			case "pipe": // read whole, as from a pipe
+				rec = filepath.Join("..", "testdata", "v1", "synthetic-2runs.rec")
+			}
+			want := exportCSV(t, rec)
+			pq := filepath.Join(dir, name+".parquet")
+			writeParquet(t, pq, rec, name == "pipe")
+			tab := readDuckDB(t, pq)
+			checkSchema(t, tab, want[0])
+			if diff := cmp.Diff(csvTyped(t, tab, want[1:]), duckdbTyped(t, tab)); diff != "" {
+				t.Errorf("DuckDB's rows (-CSV +Parquet):\n%s", diff)
+			}
+			checkNanoseconds(t, pq, want[1:])
+		})
+	}
+}
+
+// synthFile writes a synthetic recording of cpus CPUs and seconds.
+func synthFile(t testing.TB, dir string, cpus, seconds int) string {
+	t.Helper()
+	path := filepath.Join(dir, fmt.Sprintf("synth-%d-%d.rec", cpus, seconds))
+	var b bytes.Buffer
+	if err := synth.Write(&b, synth.Config{CPUs: cpus, Hz: 10, Seconds: seconds, Seed: 1, TracePerSecond: 20}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func exportCSV(t *testing.T, rec string) [][]string {
+	t.Helper()
+	var b bytes.Buffer
+	if _, err := WriteCSVFile(&b, rec); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
+}
+
+// writeParquet exports rec to path, through WriteParquetFile or, when
+// whole, through WriteParquet after reading the recording whole.
+func writeParquet(t *testing.T, path, rec string, whole bool) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if whole {
+		r, err := recording.ReadFile(rec)
+		if err == nil {
+			err = WriteParquet(f, r)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	} else if _, err := WriteParquetFile(f, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// duckdbType is the DuckDB type each column must read as: the fixed
+// columns', registers as UBIGINT, figures as DOUBLE.
+func duckdbType(col string) string {
+	switch col {
+	case "run", "Package", "Core", "CPU":
+		return "BIGINT"
+	case "side", "row", "Type":
+		return "VARCHAR"
+	case "time":
+		return "TIMESTAMP WITH TIME ZONE"
+	}
+	if strings.HasPrefix(col, "IA32_") || strings.HasPrefix(col, "MSR_") {
+		return "UBIGINT"
+	}
+	return "DOUBLE"
+}
+
+// checkSchema compares the columns DuckDB reads with the CSV header and
+// the types above, and checks the Parquet types of time and registers.
+func checkSchema(t *testing.T, tab duckdbTable, header []string) {
+	t.Helper()
+	var got, want []string
+	for _, c := range tab.Columns {
+		got = append(got, c.Name+" "+c.Type)
+	}
+	for _, c := range header {
+		want = append(want, c+" "+duckdbType(c))
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("columns (-want +got):\n%s", diff)
+	}
+	for _, s := range tab.Schema {
+		var ok bool
+		switch typ := duckdbType(s.Name); {
+		case s.Name == "time":
+			ok = s.Type == "INT64" && strings.Contains(s.LogicalType, "isAdjustedToUTC=1") &&
+				strings.Contains(s.LogicalType, "NANOS=NanoSeconds()") && s.Repetition == "REQUIRED"
+		case typ == "UBIGINT":
+			ok = s.Type == "INT64" && strings.Contains(s.LogicalType, "isSigned=0") && s.Repetition == "OPTIONAL"
+		case typ == "DOUBLE":
+			ok = s.Type == "DOUBLE" && s.Repetition == "OPTIONAL" || s.Name == "elapsed_s" || s.Name == "interval_s"
+		default:
+			ok = true
+		}
+		if !ok {
+			t.Errorf("column %s: Parquet type %+v", s.Name, s)
+		}
+	}
+}
+
+// typed reads a field as its column's type: nil for null (or an empty
+// CSV field), int64, uint64 (a register, hex in the CSV), float64,
+// string; a time is Unix nanoseconds to the microsecond, as DuckDB reads
+// it.
+func typed(typ string, s *string, fromCSV bool) (any, error) {
+	if s == nil || fromCSV && *s == "" {
+		return nil, nil
+	}
+	switch typ {
+	case "BIGINT":
+		return strconv.ParseInt(*s, 10, 64)
+	case "UBIGINT":
+		return strconv.ParseUint(*s, 0, 64)
+	case "DOUBLE":
+		return strconv.ParseFloat(*s, 64)
+	case "TIMESTAMP WITH TIME ZONE":
+		if !fromCSV {
+			return strconv.ParseInt(*s, 10, 64)
+		}
+		at, err := time.Parse(time.RFC3339Nano, *s)
+		ns := at.UnixNano()
+		return ns - ns%1000, err
+	}
+	return *s, nil
+}
+
+func csvTyped(t *testing.T, tab duckdbTable, rows [][]string) [][]any {
+	t.Helper()
+	out := make([][]any, len(rows))
+	for i, row := range rows {
+		for j, f := range row {
+			v, err := typed(duckdbType(tab.Columns[j].Name), &f, true)
+			if err != nil {
+				t.Fatalf("CSV row %d column %s: %v", i+1, tab.Columns[j].Name, err)
+			}
+			out[i] = append(out[i], v)
+		}
+	}
+	return out
+}
+
+func duckdbTyped(t *testing.T, tab duckdbTable) [][]any {
+	t.Helper()
+	out := make([][]any, len(tab.Rows))
+	for i, row := range tab.Rows {
+		for j, f := range row {
+			v, err := typed(tab.Columns[j].Type, f, false)
+			if err != nil {
+				t.Fatalf("DuckDB row %d column %s: %v", i+1, tab.Columns[j].Name, err)
+			}
+			out[i] = append(out[i], v)
+		}
+	}
+	return out
+}
+
+// checkNanoseconds compares the time column, read with parquet-go, with
+// the CSV's to the nanosecond (DuckDB reads it to the microsecond).
+func checkNanoseconds(t *testing.T, path string, rows [][]string) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := parquet.NewReader(f)
+	defer r.Close()
+	var got, want []string
+	buf := make([]parquet.Row, 256)
+	for {
+		n, err := r.ReadRows(buf)
+		for _, row := range buf[:n] {
+			got = append(got, time.Unix(0, row[pqTime].Int64()).UTC().Format(time.RFC3339Nano))
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, row := range rows {
+		want = append(want, row[pqTime])
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("time to the nanosecond (-CSV +Parquet):\n%s", diff)
+	}
+}
+
+// BenchmarkExport exports the same synthetic recording (14 and 224 CPUs,
+// 10 Hz, 60 s) as CSV and as Parquet, to a discarding writer, and
+// reports the time per exported row and the bytes per row of each
+// format.
+func BenchmarkExport(b *testing.B) {
+	for _, n := range []int{14, 224} {
+		path := synthFile(b, b.TempDir(), n, 60)
+		for _, f := range []struct {
+			name  string
+			write func(io.Writer, string) (*recording.Recording, error)
+		}{{"csv", WriteCSVFile}, {"parquet", WriteParquetFile}} {
+			b.Run(fmt.Sprintf("cpus=%d/%s", n, f.name), func(b *testing.B) {
+				var cw countingWriter
+				for b.Loop() {
+					cw = countingWriter{}
+					if _, err := f.write(&cw, path); err != nil {
+						b.Fatal(err)
+					}
+				}
+				rows := float64(60 * 10 * (n + 1 + 1)) // CPUs, the package, the summary
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/rows, "ns/row")
+				b.ReportMetric(float64(cw.n)/rows, "B/row")
+			})
+		}
+	}
+}
+
+type countingWriter struct{ n int64 }
+
+func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
