@@ -5,19 +5,22 @@ import (
 	"reflect"
 	"slices"
 	"strconv"
+	"sync"
 
+	"github.com/klauspost/compress/zstd"
 	"github.com/parquet-go/parquet-go"
+	pqzstd "github.com/parquet-go/parquet-go/compress/zstd"
 
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
 )
 
-// ParquetRowGroupRows is the number of rows in each row group of a Parquet
-// export but the last. The writer holds one row group in memory (about
-// 10 bytes per value before compression, less after), so memory does not
-// grow with the recording; at 512 CPUs and 10 Hz a row group is about 13
-// seconds of recording.
-const ParquetRowGroupRows = 64 << 10
+// parquetRowGroupRows is the number of rows in each row group of a
+// Parquet export but the last (a variable for the tests). The writer
+// holds one row group in memory, so that memory does not grow with the
+// recording but for the footer (docs/export.md); at 512 CPUs and 10 Hz a
+// row group is about 13 seconds of recording.
+var parquetRowGroupRows int64 = 64 << 10
 
 // parquetBatch is how many rows are handed to the Parquet writer at once.
 const parquetBatch = 1024
@@ -56,7 +59,7 @@ func WriteParquetFile(w io.Writer, path string) (*recording.Recording, error) {
 // parquetOut writes the rows of sample batches to a Parquet writer, a
 // batch of rows at a time; the first error sticks.
 type parquetOut struct {
-	w     *parquet.Writer
+	w     *parquet.GenericWriter[any]
 	l     *layout
 	blank parquet.Row              // every optional column null
 	rows  []parquet.Row            // the batch being filled, reused
@@ -90,9 +93,34 @@ func newParquet(w io.Writer, l *layout) *parquetOut {
 	for i := range p.rows {
 		p.rows[i] = make(parquet.Row, n)
 	}
-	p.w = parquet.NewWriter(w, schema, parquet.MaxRowsPerRowGroup(ParquetRowGroupRows),
-		parquet.Compression(&parquet.Zstd))
+	p.w = parquet.NewGenericWriter[any](w, schema, parquet.MaxRowsPerRowGroup(parquetRowGroupRows),
+		parquet.Compression(&zstdCodec{}))
 	return p
+}
+
+// zstdCodec is parquet-go's ZSTD codec with one encoder kept for the
+// whole file, whose window is a page (parquet-go's codec takes a new
+// encoder, with an 8 MiB window, from a sync.Pool that each garbage
+// collection empties: some 30 MiB more of memory).
+type zstdCodec struct {
+	pqzstd.Codec
+	mu  sync.Mutex
+	enc *zstd.Encoder
+}
+
+// Encode compresses a page as one zstd frame.
+func (c *zstdCodec) Encode(dst, src []byte) ([]byte, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.enc == nil {
+		var err error
+		c.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1), zstd.WithWindowSize(parquet.DefaultPageBufferSize),
+			zstd.WithZeroFrames(true), zstd.WithEncoderCRC(false), zstd.WithLowerEncoderMem(true))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return c.enc.EncodeAll(src, dst[:0]), nil
 }
 
 // parquetSchema returns the table's columns: the fixed ones, then as in

@@ -31,11 +31,15 @@ var fixtures = []string{"emu-mtl", "emu-mtl-cut", "emu-spr", "vm-trace", "synthe
 // where the CSV field is empty.
 func TestParquetDuckDB(t *testing.T) {
 	dir := t.TempDir()
-	for _, name := range append(fixtures, "synth-8cpu", "pipe") {
+	for _, name := range append(fixtures, "synth-8cpu", "row-groups", "pipe") {
 		t.Run(name, func(t *testing.T) {
 			rec := filepath.Join("..", "testdata", "v1", name+".rec")
 			switch name {
 			case "synth-8cpu":
+				rec = synthFile(t, dir, 8, 3)
+			case "row-groups": // 300 rows in 4 row groups, ending inside samples
+				defer func(n int64) { parquetRowGroupRows = n }(parquetRowGroupRows)
+				parquetRowGroupRows = 97
 				rec = synthFile(t, dir, 8, 3)
 			case "pipe": // read whole, as from a pipe
 				rec = filepath.Join("..", "testdata", "v1", "synthetic-2runs.rec")
@@ -49,6 +53,9 @@ func TestParquetDuckDB(t *testing.T) {
 				t.Errorf("DuckDB's rows (-CSV +Parquet):\n%s", diff)
 			}
 			checkNanoseconds(t, pq, want[1:])
+			if groups := rowGroups(t, pq); name == "row-groups" && groups != 4 || name != "row-groups" && groups != 1 {
+				t.Errorf("%d row groups", groups)
+			}
 		})
 	}
 }
@@ -211,6 +218,20 @@ func duckdbTyped(t *testing.T, tab duckdbTable) [][]any {
 	return out
 }
 
+// rowGroups returns the number of row groups of a Parquet file.
+func rowGroups(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := parquet.OpenFile(bytes.NewReader(b), int64(len(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(f.RowGroups())
+}
+
 // checkNanoseconds compares the time column, read with parquet-go, with
 // the CSV's to the nanosecond (DuckDB reads it to the microsecond).
 func checkNanoseconds(t *testing.T, path string, rows [][]string) {
@@ -274,3 +295,41 @@ func BenchmarkExport(b *testing.B) {
 type countingWriter struct{ n int64 }
 
 func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); return len(p), nil }
+
+// TestParquetEdges: a recording without samples is a table of the fixed
+// columns and no rows; a name shared by a CPU and a package column, or a
+// CPU and a package register, is made unique.
+func TestParquetEdges(t *testing.T) {
+	start := int64(1_800_000_000_000_000_000)
+	for _, tt := range []struct {
+		name string
+		rec  *recording.Recording
+		cols []string
+		rows int64
+	}{
+		{"empty", &recording.Recording{}, FixedColumns(), 0},
+		{"no samples", &recording.Recording{Runs: []*recording.Run{{Start: recording.RunStart{Run: 1}, CPUColumns: []string{"Busy%"}}}},
+			append(FixedColumns(), "Busy%"), 0},
+		{"shared names", &recording.Recording{Runs: []*recording.Run{{
+			Start: recording.RunStart{Run: 1, TimeNs: start}, CPUColumns: []string{"X"}, PackageColumns: []string{"X", "X_2"},
+			Samples: []recording.Sample{{TimeNs: start, CPUs: []recording.CPURow{{Values: []recording.Value{1}, Regs: []recording.Reg{{MSR: 0x774, Value: 1}}}},
+				Packages: []recording.PackageRow{{Values: []recording.Value{2, 3}, Regs: []recording.Reg{{MSR: 0x774, Value: 2}}}}}},
+		}}}, append(FixedColumns(), "X", "X_2", "X_2_2", "IA32_HWP_REQUEST", "IA32_HWP_REQUEST_2"), 2},
+	} {
+		var b bytes.Buffer
+		if err := WriteParquet(&b, tt.rec); err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		f, err := parquet.OpenFile(bytes.NewReader(b.Bytes()), int64(b.Len()))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		var cols []string
+		for _, c := range f.Schema().Fields() {
+			cols = append(cols, c.Name())
+		}
+		if diff := cmp.Diff(tt.cols, cols); diff != "" || f.NumRows() != tt.rows {
+			t.Errorf("%s: %d rows, columns (-want +got):\n%s", tt.name, f.NumRows(), diff)
+		}
+	}
+}
