@@ -105,11 +105,33 @@ func Run(cfg Config) (*Outcome, error) {
 			panic(r)
 		}
 	}()
-	err = run(cfg, profiles, sw, sigs, out)
+	prog := newProgress(cfg.Progress, planned(cfg), cfg.Auto, fixedCooldown(cfg))
+	report := cfg.Progress
+	cfg.Progress, cfg.Stdout, cfg.Stderr = prog, prog.output(cfg.Stdout), prog.output(cfg.Stderr)
+	err = run(cfg, profiles, sw, sigs, prog, out)
+	prog.close()
 	res, rerr := sw.Restore()
-	profile.WriteRestore(cfg.Progress, res)
+	profile.WriteRestore(report, res)
 	out.RestoreErr = rerr
 	return out, err
+}
+
+// planned is the number of runs in the schedule; with Auto, the most
+// there can be.
+func planned(cfg Config) int {
+	if cfg.Auto {
+		return 2 * (cfg.Warmup + cfg.Rule.MaxRuns)
+	}
+	return len(Schedule(cfg.Warmup, cfg.Runs, cfg.Order, cfg.Seed))
+}
+
+// fixedCooldown is the wait before each run that the ETA assumes until one
+// has been measured: --cooldown D; 0 for auto, which may not wait at all.
+func fixedCooldown(cfg Config) time.Duration {
+	if cfg.CooldownAuto {
+		return 0
+	}
+	return cfg.Cooldown
 }
 
 // check validates everything that can be checked before a change: the

@@ -27,14 +27,13 @@ type runner struct {
 	w        *recording.Writer
 	setup    *recorder.Setup
 	out      *Outcome
+	prog     *progress
 	id       int          // runs started
 	times    [2][]float64 // measured seconds per side
-	planned  int
-	started  time.Time
-	baseTemp float64 // package temperature at the start; NaN unknown
+	baseTemp float64      // package temperature at the start; NaN unknown
 }
 
-func run(cfg Config, ps [2]*profile.Profile, sw *profile.Switcher, sigs chan os.Signal, out *Outcome) error {
+func run(cfg Config, ps [2]*profile.Profile, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
 	f, err := createOutput(cfg)
 	if err != nil {
 		return err
@@ -58,7 +57,7 @@ func run(cfg Config, ps [2]*profile.Profile, sw *profile.Switcher, sigs chan os.
 	}
 	setup := recorder.OpenSetup(recorder.SetupOptions{Root: cfg.Root, FS: cfg.FS, CPUs: cfg.CPUs, MSRs: cfg.MSRs, Warn: cfg.Progress}, w)
 	defer setup.Close()
-	r := &runner{cfg: cfg, ps: ps, sw: sw, sigs: sigs, w: w, setup: setup, out: out, started: time.Now()}
+	r := &runner{cfg: cfg, ps: ps, sw: sw, sigs: sigs, w: w, setup: setup, out: out, prog: prog}
 	r.baseTemp = r.packageTemp()
 	err = r.schedule()
 	status := recording.StatusComplete
@@ -82,18 +81,14 @@ func run(cfg Config, ps [2]*profile.Profile, sw *profile.Switcher, sigs chan os.
 // schedule runs the fixed schedule, or the adaptive one.
 func (r *runner) schedule() error {
 	if !r.cfg.Auto {
-		slots := Schedule(r.cfg.Warmup, r.cfg.Runs, r.cfg.Order, r.cfg.Seed)
-		r.planned = len(slots)
-		for _, s := range slots {
+		for _, s := range Schedule(r.cfg.Warmup, r.cfg.Runs, r.cfg.Order, r.cfg.Seed) {
 			if err := r.one(s); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	warm := Schedule(r.cfg.Warmup, 0, OrderABBA, 0)
-	r.planned = len(warm) + 2*r.cfg.Rule.MaxRuns
-	for _, s := range warm {
+	for _, s := range Schedule(r.cfg.Warmup, 0, OrderABBA, 0) {
 		if err := r.one(s); err != nil {
 			return err
 		}
@@ -133,12 +128,13 @@ func (r *runner) one(s Slot) error {
 	if r.interrupted() {
 		return errStop
 	}
+	r.id++
+	r.prog.begin(r.id, s)
 	if r.sw.Applied != r.ps[s.Side] {
 		if _, err := r.sw.Apply(r.ps[s.Side]); err != nil {
 			return fmt.Errorf("apply side %s: %w", label(s.Side), err)
 		}
 	}
-	r.id++
 	if err := r.prepare(); err != nil {
 		return err
 	}
@@ -151,9 +147,10 @@ func (r *runner) one(s Slot) error {
 		Spec: workload.Spec{Argv: r.cfg.Command, Cred: r.cfg.Cred, Dir: r.cfg.Dir,
 			Stdin: r.cfg.Stdin, Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr},
 		Interval: r.cfg.Interval, Counters: counters(), Signals: r.sigs, Warn: r.cfg.Progress})
+	r.prog.running()
 	res := recorder.Run(cfg)
 	secs := float64(res.End.TimeNs-res.Start.TimeNs) / 1e9
-	r.progress(s, secs, res.End.ExitCode)
+	r.prog.end(secs, res.End.ExitCode)
 	switch {
 	case res.WriteErr != nil:
 		r.out.WriteErr = res.WriteErr
@@ -173,26 +170,12 @@ func (r *runner) one(s Slot) error {
 	return nil
 }
 
-// progress prints one line per run: run i of N, side, time, ETA.
-func (r *runner) progress(s Slot, secs float64, code int) {
-	kind := ""
-	if s.Warmup {
-		kind = " warm-up"
-	}
-	eta := ""
-	if left := r.planned - r.id; left > 0 && !r.cfg.Auto {
-		per := time.Since(r.started) / time.Duration(r.id)
-		eta = fmt.Sprintf(", about %v left", (per * time.Duration(left)).Round(time.Second))
-	}
-	fmt.Fprintf(r.cfg.Progress, "hwpprobe: run %d of %d: side %s%s: %.3f s, status %d%s\n",
-		r.id, r.planned, label(s.Side), kind, secs, code, eta)
-}
-
 // prepare runs --prepare as the workload's user, untimed.
 func (r *runner) prepare() error {
 	if r.cfg.Prepare == "" {
 		return nil
 	}
+	r.prog.setPhase("prepare")
 	proc, err := workload.Start(workload.Spec{Argv: []string{"/bin/sh", "-c", r.cfg.Prepare}, Cred: r.cfg.Cred,
 		Dir: r.cfg.Dir, Stdin: r.cfg.Stdin, Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr}, nil)
 	if err != nil {
@@ -222,6 +205,7 @@ func (r *runner) cooldown() error {
 	if r.cfg.Cooldown <= 0 {
 		return nil
 	}
+	r.prog.setPhase("cool-down")
 	deadline := time.Now().Add(r.cfg.Cooldown)
 	for time.Now().Before(deadline) {
 		if r.cfg.CooldownAuto {

@@ -6,10 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/internal/termscreen"
 	"github.com/hwpprobe/hwpprobe/profile"
 )
 
@@ -253,5 +255,60 @@ func TestDiffEmulatedAsUser(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestDiffProgressTerminal runs an emulated experiment with the built-in
+// workload under a pseudo-terminal (script(1)): the progress is one live
+// line drawn over itself (carriage return, erase to the end of the line)
+// as each run begins, starts and ends, cleared before other output (the
+// --prepare command's, which passes under it) and at the end, so the
+// screen keeps no progress line; off a terminal the same experiment
+// writes one plain line per run and no control sequence.
+func TestDiffProgressTerminal(t *testing.T) {
+	dir := t.TempDir()
+	exp := `exec "$H" diff performance powersave --runs 2 --warmup 1 --size 20 -C 0 --prepare 'echo prepared' -o "$1"`
+	if err := os.WriteFile(filepath.Join(dir, "exp.sh"), []byte(exp), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := emuDiff(t, "mtl-165u", dir, `script -qec 'sh exp.sh tty.hwpr' /dev/null > tty.out; echo "tty $?"; `+
+		`sh exp.sh plain.hwpr 2> plain.err > /dev/null; echo "plain $?"`)
+	if code != 0 || !strings.Contains(out, "tty 0") || !strings.Contains(out, "plain 0") {
+		t.Fatalf("status %d:\n%s", code, out)
+	}
+	tty, err := os.ReadFile(filepath.Join(dir, "tty.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw := string(tty)
+	// Three draws a run at least (begun, running, ended) and the clears.
+	if n := strings.Count(raw, "\r\x1b[K"); n < 3*6 || !strings.Contains(raw, "\r\x1b[Khwpprobe: run 6 of 6: side ") ||
+		!strings.Contains(raw, "| ETA ") || !strings.Contains(raw, ", running ") {
+		t.Errorf("%d redraws, want the live line at least 18 times, run 6 of 6 among them:\n%q", n, raw)
+	}
+	if strings.Contains(raw, ": side A (warm-up): ") {
+		t.Errorf("the plain per-run line on a terminal:\n%q", raw)
+	}
+	screen := termscreen.Lines(raw)
+	prepared := 0
+	for _, l := range screen {
+		if strings.Contains(l, "hwpprobe: run ") || strings.Contains(l, "ETA") {
+			t.Errorf("a progress line is left on the screen: %q\nscreen:\n%s", l, strings.Join(screen, "\n"))
+		}
+		if l == "prepared" {
+			prepared++
+		}
+	}
+	text := strings.Join(screen, "\n")
+	if prepared != 6 || !strings.Contains(text, "verdict:") || !strings.Contains(text, "hwpprobe: 4 measured runs complete") {
+		t.Errorf("screen: want 6 lines of --prepare output, the report and the count:\n%s", text)
+	}
+	plain, err := os.ReadFile(filepath.Join(dir, "plain.err"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	line := regexp.MustCompile(`(?m)^hwpprobe: run [1-6] of 6: side [AB]( \(warm-up\))?: \d+\.\d{3} s, status 0(, .* left)?$`)
+	if n := len(line.FindAllString(string(plain), -1)); n != 6 || strings.Contains(string(plain), "\x1b") {
+		t.Errorf("off a terminal: %d per-run lines, want 6 and no escape sequence:\n%q", n, plain)
 	}
 }
