@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,10 +47,16 @@ func emuDiff(t *testing.T, machine, dir, script string) (string, int) {
 
 type diffJSON struct {
 	Figures []struct {
-		Name        string  `json:"name"`
-		Significant bool    `json:"significant"`
-		Ratio       float64 `json:"ratio"`
-		Delta       string  `json:"delta"`
+		Name        string   `json:"name"`
+		Significant bool     `json:"significant"`
+		P           float64  `json:"p"`
+		Ratio       float64  `json:"ratio"`
+		RatioLo     *float64 `json:"ratio_lo"` // nil: not finite
+		RatioHi     *float64 `json:"ratio_hi"`
+		Delta       string   `json:"delta"`
+		A, B        struct {
+			N int `json:"n"`
+		}
 	} `json:"figures"`
 	Sides []struct {
 		CoreTypes []struct {
@@ -62,6 +69,14 @@ type diffJSON struct {
 		} `json:"core_types"`
 	} `json:"sides"`
 	Runs []struct{ Counted bool } `json:"runs"`
+}
+
+// deref is *p, or NaN for nil (a JSON null: not finite).
+func deref(p *float64) float64 {
+	if p == nil {
+		return math.NaN()
+	}
+	return *p
 }
 
 func readDiffJSON(t *testing.T, path string) diffJSON {
@@ -123,23 +138,38 @@ func TestDiffEmulated(t *testing.T) {
 
 // TestDiffGovernorSensitive: a workload that is slower under the
 // performance governor (it reads the governor) gets a significant verdict
-// with B faster and the ratio near 0.1; the same side twice gets "~"
-// (at alpha 0.01 no 4+4 experiment can be significant: its smallest p is
-// 0.029).
+// with the right sign: B faster, the ratio B/A near 0.1 (0.1 s against
+// 1 s, plus each run's start and end on both) and its whole interval below
+// 1. Then A = A, a side against itself with a fixed 0.3 s workload, in
+// 7+7 runs at alpha 0.001 and confidence 0.999: a test that can fail (7+7
+// runs can reach p = 0.0006, and the interval is finite), not "~" by
+// construction. Identical sides give a p-value at most alpha, or an
+// interval without 1, with probability about 0.001 each. At 7+7 runs and
+// 0.999 the interval is the smallest and largest of the 49 ratios b/a:
+// within a few percent of 1 on an idle machine, and asked to lie within
+// [1/3, 3] (a run of 0.3 s would have to take 0.9 s) so that load on the
+// machine cannot fail the test; a side that ran another workload, or
+// runs given to the wrong side, would.
 func TestDiffGovernorSensitive(t *testing.T) {
 	dir := t.TempDir()
 	work := `if grep -q performance /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; then sleep 1; else sleep 0.1; fi`
-	out, code := emuDiff(t, "mtl-165u", dir, `"$H" diff performance powersave --runs 4 --warmup 0 -C 0 --json ab.json -o ab.hwpr -- sh -c '`+work+`'; echo "ab $?"; "$H" diff powersave powersave --runs 4 --warmup 0 --alpha 0.01 -C 0 --json aa.json -o aa.hwpr -- sh -c '`+work+`'; echo "aa $?"`)
+	out, code := emuDiff(t, "mtl-165u", dir, `"$H" diff performance powersave --runs 4 --warmup 0 -C 0 --json ab.json -o ab.hwpr -- sh -c '`+work+`'; echo "ab $?"; "$H" diff powersave powersave --runs 7 --warmup 1 --alpha 0.001 --confidence 0.999 -C 0 --json aa.json -o aa.hwpr -- sleep 0.3; echo "aa $?"`)
 	if code != 0 || !strings.Contains(out, "ab 0") || !strings.Contains(out, "aa 0") {
 		t.Fatalf("status %d:\n%s", code, out)
 	}
 	ab := readDiffJSON(t, filepath.Join(dir, "ab.json")).Figures[0]
-	// 0.1 s against 1 s: a margin wide enough for a loaded machine.
-	if ab.Name != "time" || !ab.Significant || ab.Ratio < 0.05 || ab.Ratio > 0.5 {
-		t.Errorf("performance vs powersave: %+v, want significant, B/A about 0.1", ab)
+	if ab.Name != "time" || !ab.Significant || !strings.HasPrefix(ab.Delta, "-") || ab.RatioLo == nil || ab.RatioHi == nil ||
+		*ab.RatioLo < 0.05 || *ab.RatioLo > ab.Ratio || ab.Ratio > *ab.RatioHi || ab.Ratio > 0.5 || *ab.RatioHi >= 1 {
+		t.Errorf("performance vs powersave: %+v, want significant, B faster (delta -), 0.05 <= lo <= ratio <= 0.5, hi < 1", ab)
 	}
-	if aa := readDiffJSON(t, filepath.Join(dir, "aa.json")).Figures[0]; aa.Significant || aa.Delta != "~" {
-		t.Errorf("powersave vs powersave: %+v, want ~", aa)
+	aa := readDiffJSON(t, filepath.Join(dir, "aa.json")).Figures[0]
+	t.Logf("A vs B: ratio %.3f [%.3f, %.3f] p %.4f; A = A: ratio %.3f [%.3f, %.3f] p %.4f",
+		ab.Ratio, deref(ab.RatioLo), deref(ab.RatioHi), ab.P, aa.Ratio, deref(aa.RatioLo), deref(aa.RatioHi), aa.P)
+	if aa.A.N != 7 || aa.B.N != 7 || aa.Significant || aa.Delta != "~" || aa.P <= 0.001 {
+		t.Errorf("powersave vs powersave: %+v, want 7+7 runs, p > 0.001, ~", aa)
+	}
+	if aa.RatioLo == nil || aa.RatioHi == nil || *aa.RatioLo > 1 || *aa.RatioHi < 1 || *aa.RatioLo < 1.0/3 || *aa.RatioHi > 3 {
+		t.Errorf("powersave vs powersave: ratio interval [%v, %v], want finite, containing 1, within [1/3, 3]", deref(aa.RatioLo), deref(aa.RatioHi))
 	}
 }
 

@@ -249,6 +249,9 @@ func Run(cfg Config) Result {
 	}()
 
 	res := proc.Wait(cfg.Signals)
+	// The run's time ends here, not after the last sample, the tracer's
+	// flush and the snapshot after: diff compares these times.
+	ended := time.Now().UnixNano()
 	close(stop) // the loop takes the last sample and returns
 	smpWG.Wait()
 	cancel() // the tracer delivers what is buffered and returns
@@ -260,7 +263,7 @@ func Run(cfg Config) Result {
 		counter.Close()
 	}
 	writeSnapshot(sk, takeSnapshot(cfg.Snapshot, run.Run, recording.PhaseAfter))
-	end := recording.RunEnd{Run: run.Run, TimeNs: time.Now().UnixNano(), ExitCode: res.ExitCode,
+	end := recording.RunEnd{Run: run.Run, TimeNs: ended, ExitCode: res.ExitCode,
 		Interrupted: res.Interrupted, UserNs: res.User.Nanoseconds(), SysNs: res.Sys.Nanoseconds(), MaxRSSKiB: res.MaxRSSKiB}
 	if res.Signal != 0 {
 		end.Signal = res.Signal.String()
