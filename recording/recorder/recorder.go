@@ -143,6 +143,7 @@ type buffers struct {
 	samples  []recording.Sample
 	events   []recording.TraceEvent
 	lastLost uint64
+	until    int64 // when set, the command's end: later events are not the run's
 }
 
 // Run records one run. It returns when the command has ended and every
@@ -174,10 +175,12 @@ func Run(cfg Config) Result {
 					return nil
 				}
 				bufs.mu.Lock()
-				bufs.events = append(bufs.events, recording.TraceEvent{TimeNs: int64(e.TimeNs) + off,
-					CPU: int(e.CPU), PID: int(e.PID), Comm: e.Comm, MSR: e.MSR, Value: e.Value, Failed: e.Failed,
-					Emulated: e.Emulated, Old: e.Old})
-				bufs.mu.Unlock()
+				defer bufs.mu.Unlock()
+				if t := int64(e.TimeNs) + off; bufs.until == 0 || t <= bufs.until {
+					bufs.events = append(bufs.events, recording.TraceEvent{TimeNs: t,
+						CPU: int(e.CPU), PID: int(e.PID), Comm: e.Comm, MSR: e.MSR, Value: e.Value, Failed: e.Failed,
+						Emulated: e.Emulated, Old: e.Old})
+				}
 				return nil
 			})
 			if err != nil {
@@ -249,11 +252,15 @@ func Run(cfg Config) Result {
 	}()
 
 	res := proc.Wait(cfg.Signals)
-	// The run's time ends here, not after the last sample, the tracer's
-	// flush and the snapshot after: diff compares these times.
-	ended := time.Now().UnixNano()
 	close(stop) // the loop takes the last sample and returns
 	smpWG.Wait()
+	// The run ends here, with its last sample: the trace's later events,
+	// the process counters and the snapshot after are not in its time,
+	// which diff compares.
+	ended := time.Now().UnixNano()
+	bufs.mu.Lock()
+	bufs.until = ended
+	bufs.mu.Unlock()
 	cancel() // the tracer delivers what is buffered and returns
 	wg.Wait()
 	flush(sk, bufs, cfg.Tracer, run.Run)
