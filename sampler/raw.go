@@ -1,5 +1,7 @@
 package sampler
 
+import "github.com/hwpprobe/hwpprobe/hwp"
+
 // Energy domains of RAPL, in the order of RawPkg.Energy and
 // Setup.Energy.
 const (
@@ -103,7 +105,10 @@ type Setup struct {
 	CoreTmp      Source
 	PkgTmp       Source
 	LimitReasons Source
-	Energy       [NumDomains]EnergyCounter
+	// LimitTable names the bits of MSR_CORE_PERF_LIMIT_REASONS on this
+	// model; nil when none is known (the bits are then shown raw).
+	LimitTable *hwp.LimitTable
+	Energy     [NumDomains]EnergyCounter
 	// TjMax is each CPU's TCC activation temperature (°C), from
 	// MSR_TEMPERATURE_TARGET bits 23:16; PkgTjMax per package.
 	TjMax    []float64

@@ -23,6 +23,9 @@ type column struct {
 	cpu    func(*CPU) string
 	pkg    func(*Package) string
 	sum    func(*Summary, []CPU, []int) string
+	// all, when set, gives the machine's summary row from the packages
+	// (the core-type rows show "-").
+	all func([]Package) string
 }
 
 const width = 8
@@ -130,6 +133,10 @@ var columns = []column{
 		}
 		return fmt.Sprintf("0x%04x", p.LimitReasons.Raw&0xffff)
 	}, sum: func(*Summary, []CPU, []int) string { return "" }},
+	// Limits comes here: limitsColumn, which NewTable builds with the
+	// model's bit names.
+	{name: "Limits", source: "LIMIT_REASONS"},
+	{name: "ExcMin", source: "HWP_STATUS", cpu: excMin, sum: excMinSum},
 }
 
 // ColumnNames lists every figure column the table knows, in table order.
@@ -199,8 +206,8 @@ func NewTable(st *Setup, names []string, perCPU bool) *Table {
 				continue
 			}
 			c := &columns[i]
-			if c.cpu == nil && c.pkg == nil { // a request column
-				for _, hc := range hwpColumns(st.HWPRegister) {
+			if c.cpu == nil && c.pkg == nil { // a column built for the setup
+				for _, hc := range append(hwpColumns(st.HWPRegister), limitsColumn(st.LimitTable)) {
 					if hc.name == n {
 						c = &hc
 					}
@@ -283,7 +290,14 @@ func (t *Table) WriteRows(w io.Writer, s *Sample) error {
 		pad(&b, "-")
 		pad(&b, "-")
 		for _, c := range t.cols {
-			pad(&b, c.sum(&sm, s.CPUs, rows))
+			switch {
+			case c.all == nil:
+				pad(&b, c.sum(&sm, s.CPUs, rows))
+			case sm.Type == topology.All:
+				pad(&b, c.all(s.Packages))
+			default:
+				pad(&b, "-")
+			}
 		}
 		b.WriteByte('\n')
 	}

@@ -164,6 +164,8 @@ type CPURegs struct {
 	CPPCEnabled  *bool     `json:"amd_cppc_enable,omitempty"`
 	CPPCCap1     *CPPCCap1 `json:"amd_cppc_cap1,omitempty"`
 	CPPCReq      *CPPCReq  `json:"amd_cppc_req,omitempty"`
+	// HWPStatus is IA32_HWP_STATUS (0x777), read where the CPU has HWP.
+	HWPStatus *HWPStatus `json:"hwp_status,omitempty"`
 }
 
 // HWPRequest is IA32_HWP_REQUEST (0x774).
@@ -225,6 +227,8 @@ type Package struct {
 	TjMaxC             *int        `json:"tjmax_c"`
 	TCCOffsetC         *int        `json:"tcc_offset_c"`
 	TemperatureC       *int        `json:"package_temperature_c"`
+	// LimitReasons is MSR_CORE_PERF_LIMIT_REASONS (Intel), decoded.
+	LimitReasons *LimitReasons `json:"limit_reasons,omitempty"`
 	// HWPRequestPkg is IA32_HWP_REQUEST_PKG (0x772), read when the CPU
 	// has hwp_pkg_req; it matters for CPUs whose HWP_REQUEST sets
 	// Package_Control.
@@ -497,6 +501,7 @@ func (b *builder) cpu(t topology.CPU) CPU {
 				d := hwp.DecodeCapabilities(v)
 				r.HWPCapabilities = &HWPCapabilities{Raw: Hex(v), Highest: d.Highest, Guaranteed: d.Guaranteed, MostEfficient: d.MostEfficient, Lowest: d.Lowest}
 			}
+			r.HWPStatus = b.hwpStatus(t.CPU, u)
 		}
 		if b.hasFlag("epb") {
 			if v, ok := b.reg(t.CPU, hwp.MSR_IA32_ENERGY_PERF_BIAS, "IA32_ENERGY_PERF_BIAS", u); ok {
@@ -595,6 +600,7 @@ func (b *builder) packages(topo topology.Topology) {
 					p.TemperatureC = &temp
 				}
 			}
+			p.LimitReasons = b.limitReasons(t.CPU, u)
 			if b.hasFlag("hwp_pkg_req") {
 				if v, ok := b.reg(t.CPU, hwp.MSR_IA32_HWP_REQUEST_PKG, "IA32_HWP_REQUEST_PKG", u); ok {
 					d := hwp.DecodeRequest(v)

@@ -101,6 +101,10 @@ func TestMeteorLakeConsistent(t *testing.T) {
 	if e := c0.Registers.EPB; e == nil || e.Value != 6 || e.Name != "normal" {
 		t.Errorf("cpu0 EPB %+v, want 6 normal (intel_epb.c)", e)
 	}
+	// IA32_HWP_STATUS 0 (Arrow Lake's published value): no excursion.
+	if st := c0.Registers.HWPStatus; st == nil || *st != (HWPStatus{}) {
+		t.Errorf("cpu0 HWP_STATUS %+v, want 0 decoded", st)
+	}
 	// IA32_THERM_STATUS 0x882E2800: readout 46 below TjMax 100.
 	if tc := c0.Registers.TemperatureC; tc == nil || *tc != 54 {
 		t.Errorf("cpu0 temperature %v, want 54", tc)
@@ -119,6 +123,9 @@ func TestMeteorLakeConsistent(t *testing.T) {
 		TurboRatios: []TurboRatio{{1, 42}, {2, 41}, {3, 40}, {4, 39}},
 		// registers.tsv (Granite Rapids): min 0 max 255 des 0 epp 0x80.
 		HWPRequestPkg: &HWPRequest{Raw: 0x8000ff00, Min: 0, Max: 255, EPP: 0x80},
+		// Model 0xAA: the SDM's client table names the bits; none set.
+		LimitReasons: &LimitReasons{Raw: 0, Table: "SDM vol. 4 MSR 64FH, 6th generation Intel Core and later (Meteor Lake-L)",
+			Active: []string{}, Logged: []string{}},
 		// The kernel's integer time unit (976 µs for 1/1024 s) makes the
 		// 64 s window 63.963136 s and the 2.441 ms one 2.440 ms.
 		Powercap: []PowercapLimits{{Zone: "intel-rapl:0", Interface: "msr", Enabled: ptr(true),

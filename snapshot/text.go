@@ -92,6 +92,7 @@ func WriteText(w io.Writer, s *Snapshot) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
+		writeExcursions(&b, g)
 		for _, c := range g.CPUs {
 			for _, name := range sortedKeys(c.Unavailable) {
 				fmt.Fprintf(&b, "  cpu%d %s n/a: %s\n", c.CPU, name, c.Unavailable[name])
@@ -119,6 +120,7 @@ func WriteText(w io.Writer, s *Snapshot) error {
 		if p.TjMaxC != nil {
 			fmt.Fprintf(&b, "  TjMax %d C (TCC offset %d C), package temperature %s C\n", *p.TjMaxC, *p.TCCOffsetC, intp(p.TemperatureC))
 		}
+		writeLimitState(&b, p)
 		if q := p.HWPRequestPkg; q != nil {
 			fmt.Fprintf(&b, "  MSR_HWP_REQUEST_PKG: %#x (min %d max %d des %d epp %#x window %d us)\n", uint64(q.Raw), q.Min, q.Max, q.Desired, q.EPP, q.ActivityWindowUS)
 		}

@@ -47,3 +47,26 @@ func (s *Set) readHWPStatus(cpu int, rc *sampler.RawCPU) {
 		rc.Bad |= sampler.BadHWPStatus
 	}
 }
+
+// probeLimitTable names the bits of MSR_CORE_PERF_LIMIT_REASONS for the
+// CPU model that CPUID leaf 1 gives, when the register is sampled and
+// the SDM's client table covers the model (hwp.SDMCoreLimitTable).
+func (s *Set) probeLimitTable(id cpuid.Reader) {
+	st := &s.setup
+	if st.LimitReasons == sampler.SrcNone || id == nil {
+		return
+	}
+	c0 := st.CPUs[0].CPU
+	v, err := id.CPUID(c0, cpuid.LeafVendor, 0)
+	if err != nil || cpuid.Vendor(v) != "GenuineIntel" {
+		return
+	}
+	r, err := id.CPUID(c0, 1, 0)
+	if err != nil {
+		return
+	}
+	sig := cpuid.DecodeSignature(r.EAX)
+	if t, ok := hwp.SDMCoreLimitTable(sig.Family, sig.Model); ok {
+		st.LimitTable = &t
+	}
+}

@@ -149,6 +149,7 @@ func Open(cfg Config) (*Set, error) {
 	}
 	s.probeRegisters()
 	s.probeHWPStatus(cfg.CPUID)
+	s.probeLimitTable(cfg.CPUID)
 	s.probeCounters(cfg)
 	s.probeEnergy(cfg)
 	s.start = s.now()
