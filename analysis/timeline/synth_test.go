@@ -412,3 +412,36 @@ func TestSides(t *testing.T) {
 		t.Errorf("runs (-want +got):\n%s\nsources %+v", diff, tl.Sources)
 	}
 }
+
+// TestDamagedAnywhere cuts a recording at 200 points and flips a byte at
+// 200 others: every file gives a timeline with what is missing said, or
+// an error wrapping ErrUnreadable, and never panics.
+func TestDamagedAnywhere(t *testing.T) {
+	dir := t.TempDir()
+	full := filepath.Join(dir, "full.hwpr")
+	writeSpec(t, full, spec{cpus: 6, seconds: 4, synthWrites: 5})
+	b, err := os.ReadFile(full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "damaged.hwpr")
+	for k := range 400 {
+		d := slices.Clone(b)
+		at := (k % 200) * len(b) / 200
+		if k < 200 {
+			d = d[:at]
+		} else {
+			d[at] ^= 0x5a
+		}
+		if err := os.WriteFile(p, d, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		tl, err := Build([]string{p}, Options{MaxPoints: 8, PerCPU: true})
+		switch {
+		case err != nil && !errors.Is(err, ErrUnreadable):
+			t.Errorf("damage %d at %d: %v", k, at, err)
+		case err == nil && (len(tl.Missing) == 0 || tl.Sources[0].Complete):
+			t.Errorf("damage %d at %d: a timeline without a word of what is missing", k, at)
+		}
+	}
+}
