@@ -17,8 +17,8 @@ import (
 // PL2 57 W) while the shell switches every CPU to the performance
 // governor, waits for PL1 to take over, then lowers PL1 to 10 W through
 // powercap, and checks the timeline: the snapshot's TjMax and limits, a
-// PL1 step to 10 W from the write, the package at PL2 then PL1 with
-// bands for both limit bits, HWP_STATUS excursions from the switch on,
+// PL1 step to 10 W from the write, the package at PL2 (when the model
+// got there) then PL1 with bands for the limit bits, HWP_STATUS excursions from the switch on,
 // the P-cores' request stepping to min = max
 // = 62 with EPP 0, and the emulated model's writes by sh with decoded
 // fields.
@@ -61,31 +61,75 @@ func checkEmuLimits(t *testing.T, run Run) {
 	t.Helper()
 	pl := run.PowerLimits
 	if len(pl) != 2 || *pl[0].PL1W != 15 || *pl[0].PL2W != 57 || pl[1].Source != "write" || *pl[1].PL1W != 10 || *pl[1].PL2W != 57 || pl[1].T < 3.5 {
-		t.Errorf("power limits %s", jsonOf(pl))
+		t.Fatalf("power limits %s", jsonOf(pl))
 	}
-	for _, s := range run.Series {
-		if s.Figure == "PkgWatt" && (slicesMax(s.Max) < 50 || slicesMax(s.Max) > 60) {
-			t.Errorf("PkgWatt peaks at %v W, want near PL2 57 W", slicesMax(s.Max))
-		}
-	}
-	names := map[string]bool{}
+	bands := map[string][]Band{}
 	for _, b := range run.LimitReasons {
-		names[b.Name] = true
+		bands[b.Name] = append(bands[b.Name], b)
 	}
-	if !names["bit10"] || !names["bit11"] || !strings.HasPrefix(run.LimitTable, "raw bits") {
-		t.Errorf("limit reasons (%s): %s; want bands of bit10 (PL1) and bit11 (PL2)", run.LimitTable, jsonOf(run.LimitReasons))
+	// PL1 limits from about 2 s after the switch on. PL2 limits before
+	// that only when PL1's running average, which the model starts with
+	// hwpemu, is still under 15 W at the switch: on a loaded host
+	// hwpprobe's own start can take long enough for the powersave
+	// machine at full load to pass it first.
+	if len(bands["bit10"]) == 0 || !strings.HasPrefix(run.LimitTable, "raw bits") {
+		t.Fatalf("limit reasons (%s): %s; want a band of bit10 (PL1)", run.LimitTable, jsonOf(run.LimitReasons))
+	}
+	if len(bands["bit11"]) == 0 {
+		t.Logf("no PL2 phase (bit11): PL1 limited from the switch on: %s", jsonOf(run.LimitReasons))
+	}
+	// One interval's watts carry the jitter of reading the emulated
+	// counters through FUSE a little apart from the sampler's clock; the
+	// median over a phase does not.
+	for _, ph := range []struct {
+		bit      string
+		from, to float64
+		watts    float64
+	}{{"bit11", 0, pl[1].T, 57}, {"bit10", 0, pl[1].T, 15}} {
+		var means []float64
+		for _, s := range run.Series {
+			for i, tt := range s.T {
+				if s.Figure == "PkgWatt" && tt >= ph.from && tt < ph.to && inBands(tt, run.BucketSeconds, bands[ph.bit]) {
+					means = append(means, s.Mean[i])
+				}
+			}
+		}
+		if len(bands[ph.bit]) == 0 {
+			continue
+		}
+		slices.Sort(means)
+		if len(means) < 3 || means[len(means)/2] < ph.watts*0.9 || means[len(means)/2] > ph.watts*1.1 {
+			t.Errorf("PkgWatt while %s is set: %v, want a median near %v W", ph.bit, means, ph.watts)
+		}
 	}
 }
 
+// inBands reports whether the bucket [t, t+w) lies inside one of bands.
+func inBands(t, w float64, bands []Band) bool {
+	for _, b := range bands {
+		if t >= b.From-1e-9 && t+w <= b.To+1e-9 {
+			return true
+		}
+	}
+	return false
+}
+
 // checkEmuExcursions: under the power limits the model sets HWP_STATUS's
-// excursion to minimum on every CPU, from the switch on (it is sticky).
+// excursion to minimum on every CPU, from the switch on (it is sticky);
+// the CPUs of the band's first interval may get it one after the other.
 func checkEmuExcursions(t *testing.T, run Run) {
 	t.Helper()
+	last := 0.0 // the end of the last bucket with samples
+	for _, s := range run.Series {
+		if n := len(s.T); n > 0 {
+			last = max(last, s.T[n-1]+run.BucketSeconds)
+		}
+	}
 	var groups []string
 	for _, b := range run.Excursions {
 		groups = append(groups, b.Group)
-		if b.Name != "excursion_to_minimum" || b.From < 0.5 || b.From > 2.5 || b.To < run.Seconds-0.5 || b.Share != 1 {
-			t.Errorf("excursion band %+v in a run of %v s, want from the switch (0.5 s) to the end on every CPU", b, run.Seconds)
+		if b.Name != "excursion_to_minimum" || b.From < 0.5 || b.From > run.PowerLimits[1].T || b.To < last-run.BucketSeconds || b.Share < 0.9 {
+			t.Errorf("excursion band %+v, samples to %v s, want from the switch (0.5 s) to the end on every CPU", b, last)
 		}
 	}
 	if !slices.Equal(groups, []string{"P", "E", "LP-E"}) {
