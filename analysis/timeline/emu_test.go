@@ -72,11 +72,11 @@ func checkEmuLimits(t *testing.T, run Run) {
 	// hwpemu, is still under 15 W at the switch: on a loaded host
 	// hwpprobe's own start can take long enough for the powersave
 	// machine at full load to pass it first.
-	if len(bands["bit10"]) == 0 || !strings.HasPrefix(run.LimitTable, "raw bits") {
-		t.Fatalf("limit reasons (%s): %s; want a band of bit10 (PL1)", run.LimitTable, jsonOf(run.LimitReasons))
+	if len(bands["PkgPwrL1"]) == 0 || !strings.HasPrefix(run.LimitTable, "SDM vol. 4 MSR 64FH") {
+		t.Fatalf("limit reasons (%s): %s; want a band of PkgPwrL1 (bit 10)", run.LimitTable, jsonOf(run.LimitReasons))
 	}
-	if len(bands["bit11"]) == 0 {
-		t.Logf("no PL2 phase (bit11): PL1 limited from the switch on: %s", jsonOf(run.LimitReasons))
+	if len(bands["PkgPwrL2"]) == 0 {
+		t.Logf("no PL2 phase (bit 11): PL1 limited from the switch on: %s", jsonOf(run.LimitReasons))
 	}
 	// One interval's watts carry the jitter of reading the emulated
 	// counters through FUSE a little apart from the sampler's clock; the
@@ -85,7 +85,7 @@ func checkEmuLimits(t *testing.T, run Run) {
 		bit      string
 		from, to float64
 		watts    float64
-	}{{"bit11", 0, pl[1].T, 57}, {"bit10", 0, pl[1].T, 15}} {
+	}{{"PkgPwrL2", 0, pl[1].T, 57}, {"PkgPwrL1", 0, pl[1].T, 15}} {
 		var means []float64
 		for _, s := range run.Series {
 			for i, tt := range s.T {

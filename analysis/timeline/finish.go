@@ -119,12 +119,13 @@ func (x *runBuilder) points(figure, group string, a *acc) Series {
 // round4 rounds to 4 decimals, the finest a recorded figure has.
 func round4(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 
-// limitBands names the limit reason bits as the model's turbostat table
-// does, or bitN, and returns the bands of each.
+// limitBands names the limit reason bits as the SDM's table for the
+// model does (hwp.SDMCoreLimitTable), or bitN, and returns the bands of
+// each.
 func (x *runBuilder) limitBands() (string, []Band) {
 	names := map[int]string{}
-	table := "raw bits: turbostat names no MSR_CORE_PERF_LIMIT_REASONS bits for this model"
-	if t, ok := hwp.CoreLimitTable(uint32(x.meta.Host.Family), uint32(x.meta.Host.Model)); ok {
+	table := "raw bits: no MSR_CORE_PERF_LIMIT_REASONS table for this model"
+	if t, ok := hwp.SDMCoreLimitTable(uint32(x.meta.Host.Family), uint32(x.meta.Host.Model)); ok {
 		table = t.Name
 		for _, r := range t.Reasons {
 			names[int(r.Bit)] = r.Name

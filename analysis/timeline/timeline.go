@@ -101,8 +101,9 @@ type Run struct {
 	// 0, then one step per traced write of MSR_PKG_POWER_LIMIT; empty
 	// when not recorded.
 	PowerLimits []PowerLimit `json:"power_limits,omitempty"`
-	// LimitTable says how limit reasons are named: a turbostat table, or
-	// raw bits ("bitN") where turbostat names none for the model.
+	// LimitTable says how limit reasons are named: the SDM's table for
+	// the model (hwp.SDMCoreLimitTable), or raw bits ("bitN") where
+	// hwpprobe has none.
 	LimitTable   string `json:"limit_table,omitempty"`
 	LimitReasons []Band `json:"limit_reasons,omitempty"`
 	// Excursions are the intervals where IA32_HWP_STATUS had
