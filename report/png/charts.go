@@ -123,8 +123,8 @@ func temperatures(r timeline.Run) []pick {
 	return out
 }
 
-// timeChart draws the picked series of every run against seconds from
-// its start; extra adds to the plot (limit lines). Nil plot when no run
+// timeChart draws the picked series of every run but warm-ups against
+// seconds from its start; extra adds to the plot (limit lines). Nil plot when no run
 // has a point.
 func timeChart(tl *timeline.Timeline, sd sides, file, title, unit string, picks func(timeline.Run) []pick,
 	extra func(p *plot.Plot, l *legend, tl *timeline.Timeline, sd sides)) chart {
@@ -132,6 +132,9 @@ func timeChart(tl *timeline.Timeline, sd sides, file, title, unit string, picks 
 	l := newLegend()
 	points := 0
 	for _, r := range tl.Runs {
+		if r.Warmup {
+			continue
+		}
 		col := sd.color(r)
 		for _, pk := range picks(r) {
 			if len(pk.s.T) == 0 {
@@ -175,9 +178,12 @@ func seriesLines(s timeline.Series, width float64, col color.RGBA, dash int) (*p
 	return poly, line
 }
 
-// powerLimits adds each run's PL1 and PL2 as steps.
+// powerLimits adds each run's PL1 and PL2 as steps (warm-ups left out).
 func powerLimits(p *plot.Plot, l *legend, tl *timeline.Timeline, sd sides) {
 	for _, r := range tl.Runs {
+		if r.Warmup {
+			continue
+		}
 		for k, name := range []string{"PL1", "PL2"} {
 			var xys plotter.XYs
 			for _, s := range r.PowerLimits {

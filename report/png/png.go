@@ -2,10 +2,10 @@
 // analysis/timeline) as PNG files, for bug trackers that take no HTML:
 // delivered MHz and Busy% per core type, package power with PL1 and PL2,
 // temperatures with TjMax, and each run's wall time per side. Charts are
-// drawn with gonum.org/v1/plot; every run is drawn from its start, the
-// sides in distinct colours, the core types in distinct dashes, each
-// bucket's mean as a line over a light band from its minimum to its
-// maximum.
+// drawn with gonum.org/v1/plot; every run but warm-ups is drawn from its
+// start, the sides in distinct colours, the core types in distinct
+// dashes, each bucket's mean as a line over a light band from its
+// minimum to its maximum.
 //
 // Write writes one file per chart into a directory, each atomically
 // (internal/atomicfile): a file is either the whole chart or absent.

@@ -53,6 +53,10 @@ func experiment() *timeline.Timeline {
 			tl.Runs = append(tl.Runs, r)
 		}
 	}
+	// A warm-up run of a third side: left out of every chart.
+	w := tl.Runs[0]
+	w.Side, w.Warmup = "warm-up side", true
+	tl.Runs = append(tl.Runs, w)
 	return tl
 }
 
@@ -101,6 +105,9 @@ func checkCharts(t *testing.T, dir string, charts []Chart, want []string, o Opti
 			if perSide[i] < 20 {
 				t.Errorf("%s: %d pixels of side %d's colour in the plot area", c.Path, perSide[i], i)
 			}
+		}
+		if perSide[sides] > 0 {
+			t.Errorf("%s: %d pixels of the warm-up side's colour in the plot area", c.Path, perSide[sides])
 		}
 	}
 	if !slices.Equal(names, want) {
