@@ -7,6 +7,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
+	"github.com/hwpprobe/hwpprobe/report/htmlreport"
 )
 
 // ErrCrossed is returned by Diff when a --fail-if threshold was crossed.
@@ -28,6 +29,7 @@ type DiffOptions struct {
 	KeepDisturbed bool
 	Markdown      string // file to write, "" none
 	JSON          string // file to write, "" none
+	HTML          string // the page (package htmlreport) to write, "" none
 	Thresholds    []analysis.Threshold
 	Info          Info
 	// Owner, when set, gets the report files (the invoking user under
@@ -41,7 +43,7 @@ type DiffOptions struct {
 // and then reported as an InputError; a crossed threshold
 // gives an error wrapping ErrCrossed.
 func Diff(w io.Writer, o DiffOptions) error {
-	for _, out := range []string{o.Markdown, o.JSON} {
+	for _, out := range []string{o.Markdown, o.JSON, o.HTML} {
 		if err := atomicfile.CheckInputs(out, o.Paths); out != "" && err != nil {
 			return InputError{err}
 		}
@@ -67,6 +69,12 @@ func Diff(w io.Writer, o DiffOptions) error {
 	}
 	if o.JSON != "" {
 		if err := writeFile(o.JSON, o.Paths, o.Owner, func(f io.Writer) error { return WriteJSON(f, res, o.Info, o.Thresholds) }); err != nil {
+			return err
+		}
+	}
+	if o.HTML != "" {
+		in := htmlreport.Options{Info: htmlreport.Info{Version: o.Info.Version, Emulated: o.Info.Emulated}}
+		if err := writeFile(o.HTML, o.Paths, o.Owner, func(f io.Writer) error { return htmlreport.WriteDiff(f, res, in) }); err != nil {
 			return err
 		}
 	}

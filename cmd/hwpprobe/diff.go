@@ -34,6 +34,7 @@ const (
 type diffOptions struct {
 	alpha, confidence float64
 	markdown, json    string
+	html              string
 	failIf            []string
 	keepDisturbed     bool
 	// the experiment
@@ -75,6 +76,7 @@ signal N. See docs/diff.md.`,
 	cli.FloatVar(f, &o.confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
 	f.StringVar(&o.markdown, "markdown", "", "also write the report as Markdown to FILE (for a bug tracker)")
 	f.StringVar(&o.json, "json", "", "also write the report as JSON to FILE (schema "+report.Schema+")")
+	f.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page with charts to FILE (docs/report.md)")
 	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable)")
 	f.BoolVar(&o.keepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side, or auto (adaptive: --max-runs, --precision)")
@@ -101,7 +103,7 @@ signal N. See docs/diff.md.`,
 const maxRunsPerSide = 10000
 
 func runDiff(cmd *cobra.Command, o *diffOptions, args []string) error {
-	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json,
+	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json, HTML: o.html,
 		Stats: analysis.Options{Alpha: o.alpha, Confidence: o.confidence}, Info: report.Info{Version: version}}
 	if o.alpha <= 0 || o.alpha >= 1 || o.confidence <= 0 || o.confidence >= 1 {
 		return cli.Usagef("diff: --alpha and --confidence must be in (0, 1)")

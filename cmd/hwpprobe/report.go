@@ -1,0 +1,62 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/report"
+)
+
+func init() { subcommands = append(subcommands, newReportCmd) }
+
+func newReportCmd() *cobra.Command {
+	o := report.PageOptions{Info: report.Info{Version: version}}
+	cmd := &cobra.Command{
+		Use:   "report FILE... -o REPORT.html",
+		Short: "Write one self-contained HTML page with charts for a recording or an experiment",
+		Long: `report writes one HTML page, with everything inline (it fetches nothing, so it
+opens from a mail attachment or a CI artifact), for a recording of record, for
+an experiment of diff, or for two recordings compared as diff compares them:
+timelines per side (MHz and Busy% per core type, package and core power with
+the power limits, temperatures, limit reasons, the HWP request, the kernel's
+register writes), every run's time and energy with the medians and intervals,
+the verdict, the HWP request and EPB per core type side by side, what
+differs, and the machine. The page is written whole or not at all, never over
+an input. Exit status: 0 written, 1 error, 2 bad input (a file that is not a
+recording, empty or corrupt: no page; a file cut short: the page of what it
+holds, which says what is missing). See docs/report.md.`,
+		Args: cli.ArgsUsage(cobra.RangeArgs(1, 2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.Output == "" {
+				return cli.Usagef("report: -o REPORT.html is required")
+			}
+			if a, c := o.Stats.Alpha, o.Stats.Confidence; a <= 0 || a >= 1 || c <= 0 || c >= 1 {
+				return cli.Usagef("report: --alpha and --confidence must be in (0, 1)")
+			}
+			o.Paths = args
+			return reportExit(report.Page(o))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.Output, "output", "o", "", "the HTML file to write (replaced whole)")
+	cli.FloatVar(f, &o.Stats.Alpha, "alpha", analysis.DefaultAlpha, 0, 1, "significance level of the U test, in (0, 1)")
+	cli.FloatVar(f, &o.Stats.Confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
+	f.BoolVar(&o.KeepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
+	return cmd
+}
+
+// reportExit maps report.Page's errors to exit statuses.
+func reportExit(err error) error {
+	var in report.InputError
+	switch {
+	case errors.As(err, &in):
+		return cli.UsageError{Err: fmt.Errorf("report: %w", in.Err)}
+	case err != nil:
+		return fmt.Errorf("report: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,194 @@
+// Package htmlreport writes `hwpprobe report`'s page: one self-contained
+// HTML file (styles, scripts and data inline; nothing fetched) for an
+// analysed experiment (package analysis) or a recording, with tables
+// rendered here and charts drawn in the browser by uPlot, vendored under
+// assets/ (docs/report.md says which version and why). It formats only:
+// every figure comes from the analysis it is given.
+package htmlreport
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"io"
+	"strings"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+)
+
+//go:embed assets/uPlot.iife.min.js assets/uPlot.min.css assets/uPlot.LICENSE assets/page.js assets/page.css page.tmpl
+var assets embed.FS
+
+// Info says where the page's result came from.
+type Info struct {
+	Version string // the hwpprobe making the page
+	// Emulated is the emulated machine's name, "" on real hardware.
+	Emulated string
+}
+
+// Options are what a page shows beyond the analysis.
+type Options struct {
+	Info Info
+	// Charts are more charts (the timelines), each naming its section.
+	Charts []Chart
+	// Sections are the timeline sections, in page order, with their
+	// introductions: section id -> (title, text).
+	Sections []Section
+	// Missing adds lines to what the page says the files lack.
+	Missing []string
+}
+
+// Section is a titled group of charts on the page.
+type Section struct {
+	ID, Title, Intro string
+	// Columns lays its charts out in this many columns (the sides).
+	Columns int
+	Charts  []Chart
+}
+
+// page is what the template renders.
+type page struct {
+	Kind            string // "diff" or "record"
+	Title, Subtitle string
+	Emulated        string
+	Missing         []string
+	Verdict         string
+	Sides           []sideRow
+	Cores           []coreRow
+	Figures         []figureRow
+	SideLabels      []string
+	Requests        []requestRow
+	Differs         []analysis.Difference
+	Runs            []runRow
+	Summaries       []summaryRow
+	Traces          []traceRow
+	Warnings        []string
+	Machine         []kv
+	Sections        []Section
+	Data            template.JS
+	Style           template.CSS
+	Script          template.JS
+}
+
+var tmpl = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
+	"add": func(a, b int) int { return a + b },
+}).ParseFS(assets, "page.tmpl"))
+
+// WriteDiff writes the page of an analysed experiment (or of two
+// recordings compared).
+func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
+	emu := o.Info.Emulated
+	if emu == "" {
+		emu = res.Meta.Emulated
+	}
+	sides := res.Sides[:]
+	p := &page{Kind: "diff", Emulated: emu, Missing: append(append([]string{}, res.Missing...), o.Missing...),
+		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res),
+		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Warnings: res.Warnings,
+		Machine: machineRows(res.Meta, res.Sources, o.Info)}
+	p.Title = fmt.Sprintf("hwpprobe diff: %s vs %s", res.Sides[0].Label, res.Sides[1].Label)
+	p.Subtitle = subtitle(res.Runs)
+	for _, s := range res.Sides {
+		p.SideLabels = append(p.SideLabels, s.Label)
+	}
+	sections := append([]Section{{ID: "runs", Title: "Every run", Columns: 2,
+		Intro: "Wall time and package energy of each measured run, in the order they ran, with each side's median (dashed) and its interval (shaded). Runs left out of the statistics are drawn apart."}},
+		o.Sections...)
+	return render(w, p, sections, append(runCharts(res), o.Charts...))
+}
+
+// WriteRecord writes the page of a recording.
+func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
+	emu := o.Info.Emulated
+	if emu == "" {
+		emu = rec.Meta.Emulated
+	}
+	sides := []analysis.SideResult{rec.Evidence}
+	p := &page{Kind: "record", Emulated: emu, Missing: append(append([]string{}, rec.Missing...), o.Missing...),
+		Sides: sideRows(sides), Cores: coreRows(sides), Requests: requestRows(sides), SideLabels: []string{"recorded"},
+		Runs: runRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),
+		Machine: machineRows(rec.Meta, []string{rec.Source}, o.Info)}
+	p.Title = "hwpprobe record: " + rec.Source
+	p.Subtitle = subtitle(rec.Runs)
+	return render(w, p, o.Sections, o.Charts)
+}
+
+func subtitle(runs []analysis.RunResult) string {
+	var cmds []string
+	for _, r := range runs {
+		if c := quoteArgs(r.Command); c != "" && !contains(cmds, c) {
+			cmds = append(cmds, c)
+		}
+	}
+	if len(cmds) == 0 {
+		return ""
+	}
+	return "command: " + strings.Join(cmds, " | ")
+}
+
+func contains(s []string, x string) bool {
+	for _, v := range s {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+// render places the charts in their sections and writes the page.
+func render(w io.Writer, p *page, sections []Section, charts []Chart) error {
+	for _, c := range charts {
+		for i := range sections {
+			if sections[i].ID == c.Section {
+				sections[i].Charts = append(sections[i].Charts, c)
+			}
+		}
+	}
+	var all []Chart
+	for _, s := range sections {
+		if len(s.Charts) > 0 {
+			p.Sections = append(p.Sections, s)
+			all = append(all, s.Charts...)
+		}
+	}
+	data, err := json.Marshal(struct {
+		Charts []Chart `json:"charts"`
+	}{all})
+	if err != nil {
+		return fmt.Errorf("html report: chart data: %w", err)
+	}
+	p.Data = template.JS(data) // json.Marshal escapes <, > and &: no "</script>" inside
+	if err := p.loadAssets(); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := tmpl.Execute(&buf, p); err != nil {
+		return fmt.Errorf("html report: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+func (p *page) loadAssets() error {
+	read := func(name string) (string, error) {
+		b, err := assets.ReadFile("assets/" + name)
+		if err != nil {
+			return "", fmt.Errorf("html report: asset %s: %w", name, err)
+		}
+		return string(b), nil
+	}
+	var parts [5]string
+	for i, name := range []string{"uPlot.min.css", "page.css", "uPlot.iife.min.js", "page.js", "uPlot.LICENSE"} {
+		s, err := read(name)
+		if err != nil {
+			return err
+		}
+		parts[i] = s
+	}
+	p.Style = template.CSS(parts[0] + "\n" + parts[1])
+	// uPlot's licence (MIT) travels with every copy of it.
+	p.Script = template.JS("/* uPlot, vendored by hwpprobe:\n" + parts[4] + "*/\n" + parts[2] + "\n" + parts[3])
+	return nil
+}
