@@ -5,11 +5,12 @@
 # linux-cpupower (the kernel's x86_energy_perf_policy and turbostat, peers
 # in tests), prometheus (a real server scrapes the exporter in its test),
 # binutils (objdump: the CPUID library's sites are checked against it),
+# chromium (hwpprobe report's pages are opened in headless Chromium),
 # bpftool, bpftrace and linux-perf (benchmarks), node and npm (the tests of
 # recording/export read Parquet files with DuckDB from the npm registry).
 set -euo pipefail
 need=()
-for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus; do
+for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 if ! command -v npm >/dev/null; then

@@ -197,7 +197,7 @@
         var r = px[i], g = px[i + 1], bl = px[i + 2], a = px[i + 3];
         if (a > 64 && Math.max(r, g, bl) - Math.min(r, g, bl) > 40) n++;
       }
-      return { id: u.hwpSpec.id, title: u.hwpSpec.title, pixels: n };
+      return { id: u.hwpSpec.id, title: u.hwpSpec.title, pixels: n, width: b.width };
     });
   }
 
@@ -212,7 +212,7 @@
     });
     requestAnimationFrame(function () {
       setTimeout(function () {
-        var result = { charts: check(), errors: errors, ms: performance.now() - t0 };
+        var result = { charts: check(), errors: errors, ms: performance.now() - t0, loaded: performance.now() };
         window.hwpCheck = result;
         var empty = result.charts.filter(function (c) {
           return c.pixels === 0;

@@ -1,0 +1,173 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/internal/browsertest"
+	"github.com/hwpprobe/hwpprobe/report/htmlreport"
+)
+
+// pageChartIDs returns the ids of the charts in a page's data.
+func pageChartIDs(t *testing.T, page string) []string {
+	t.Helper()
+	m := regexp.MustCompile(`(?s)<script type="application/json" id="hwp-data">(.*?)</script>`).FindStringSubmatch(page)
+	if m == nil {
+		t.Fatal("the page has no chart data")
+	}
+	var data struct {
+		Charts []struct {
+			ID string `json:"id"`
+		} `json:"charts"`
+	}
+	if err := json.Unmarshal([]byte(m[1]), &data); err != nil {
+		t.Fatalf("chart data: %v", err)
+	}
+	var ids []string
+	for _, c := range data.Charts {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+// checkInBrowser opens the page at path in headless Chromium and checks
+// what a reader would see: no console error or exception, the page's
+// self-check done, and every chart of its data drawn with something in
+// its plot area. The screenshot goes to the test's artifacts.
+func checkInBrowser(t *testing.T, br *browsertest.Browser, path, name string, dark bool) *browsertest.Result {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := pageChartIDs(t, string(b))
+	res, err := br.Open(path, browsertest.Options{Screenshot: true, Dark: dark, Timeout: time.Minute})
+	if err != nil {
+		t.Fatalf("open %s in chromium: %v", path, err)
+	}
+	shot := filepath.Join(t.ArtifactDir(), name+".png")
+	if err := os.WriteFile(shot, res.Screenshot, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%s: %d charts drawn in %.0f ms (%.0f ms from navigation); screenshot %s", name, len(res.Charts), res.RenderMs, res.LoadMs, shot)
+	for _, m := range res.Console {
+		t.Errorf("console: %s", m)
+	}
+	for _, e := range res.Errors {
+		t.Errorf("page error: %s", e)
+	}
+	var got []string
+	for _, c := range res.Charts {
+		got = append(got, c.ID)
+		if c.Pixels == 0 {
+			t.Errorf("chart %s (%q) drew nothing in its plot area", c.ID, c.Title)
+		}
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("charts drawn %q, want %q", got, want)
+	}
+	if res.Rendered != "ok" {
+		t.Errorf("the page's self-check says %q", res.Rendered)
+	}
+	return res
+}
+
+// startBrowser starts headless Chromium for the test, for at most two
+// minutes. It does not skip: CI installs chromium (scripts/install-deps.sh).
+func startBrowser(t *testing.T) *browsertest.Browser {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	br, err := browsertest.Start(ctx, 1400, 1000)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { br.Close(); cancel() })
+	return br
+}
+
+// TestPageInBrowser renders the pages of an emulated experiment, of an
+// emulated recording and of two recordings, and looks at them in headless
+// Chromium (light and dark).
+func TestPageInBrowser(t *testing.T) {
+	tests := []struct {
+		name  string
+		paths []string
+		dark  bool
+	}{
+		{"experiment", []string{diffFixture}, false},
+		{"experiment-dark", []string{diffFixture}, true},
+		{"recording", []string{recordFixture}, false},
+		{"two-recordings", []string{recordFixture, recordFixture}, false},
+	}
+	br := startBrowser(t)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), tt.name+".html")
+			if err := Page(PageOptions{Paths: tt.paths, Output: out, KeepDisturbed: true, Info: Info{Version: "test"}}); err != nil {
+				t.Fatal(err)
+			}
+			checkInBrowser(t, br, out, tt.name, tt.dark)
+		})
+	}
+}
+
+// TestBrowserCheckCatches: the checks can fail. A chart with nothing to
+// draw is reported empty and the page's self-check says "error"; a page
+// that throws and logs errors has them collected.
+func TestBrowserCheckCatches(t *testing.T) {
+	br := startBrowser(t)
+	srcs, err := analysis.ReadSources([]string{diffFixture})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := analysis.Analyze(srcs, analysis.Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	empty := htmlreport.Chart{ID: "empty", Section: "runs", Title: "nothing", XLabel: "x", YLabel: "y",
+		X: htmlreport.Numbers{1, 2}, Series: []htmlreport.Series{{Label: "gaps", Color: "#1f77d0", Kind: htmlreport.KindLine,
+			Values: htmlreport.Numbers{htmlreport.NaN, htmlreport.NaN}}},
+		XMin: htmlreport.Number(htmlreport.NaN), XMax: htmlreport.Number(htmlreport.NaN), YMin: htmlreport.Number(0), YMax: htmlreport.Number(1)}
+	var b bytes.Buffer
+	if err := htmlreport.WriteDiff(&b, res, htmlreport.Options{Charts: []htmlreport.Chart{empty}}); err != nil {
+		t.Fatal(err)
+	}
+	page := filepath.Join(dir, "empty.html")
+	throws := filepath.Join(dir, "throws.html")
+	for p, s := range map[string]string{page: b.String(), throws: `<!DOCTYPE html><html><body><script>
+console.error("logged");
+document.documentElement.setAttribute("data-rendered", "ok");
+window.hwpCheck = {charts: [], errors: []};
+throw new Error("thrown");
+</script></body></html>`} {
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := br.Open(page, browsertest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Rendered != "error" || !slices.ContainsFunc(got.Charts, func(c browsertest.Chart) bool { return c.ID == "empty" && c.Pixels == 0 }) {
+		t.Errorf("an empty chart passed: rendered %q, charts %+v", got.Rendered, got.Charts)
+	}
+	got, err = br.Open(throws, browsertest.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(got.Console, "\n")
+	if !strings.Contains(joined, "logged") || !strings.Contains(joined, "thrown") {
+		t.Errorf("console errors not collected: %q", got.Console)
+	}
+}
