@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/analysis/timeline"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/report/htmlreport"
 )
@@ -73,8 +74,7 @@ func Diff(w io.Writer, o DiffOptions) error {
 		}
 	}
 	if o.HTML != "" {
-		in := htmlreport.Options{Info: htmlreport.Info{Version: o.Info.Version, Emulated: o.Info.Emulated}}
-		if err := writeFile(o.HTML, o.Paths, o.Owner, func(f io.Writer) error { return htmlreport.WriteDiff(f, res, in) }); err != nil {
+		if err := writeDiffPage(o, res); err != nil {
 			return err
 		}
 	}
@@ -109,4 +109,15 @@ func writeFile(path string, inputs []string, owner *[2]int, write func(io.Writer
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
+}
+
+// writeDiffPage writes the HTML page of the analysed result, with the
+// recordings' timelines.
+func writeDiffPage(o DiffOptions, res *analysis.Result) error {
+	tl, err := timeline.Build(o.Paths, timeline.Options{})
+	if err != nil {
+		return InputError{err}
+	}
+	in := htmlreport.Options{Info: htmlreport.Info{Version: o.Info.Version, Emulated: o.Info.Emulated}, Timeline: tl}
+	return writeFile(o.HTML, o.Paths, o.Owner, func(f io.Writer) error { return htmlreport.WriteDiff(f, res, in) })
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/analysis/timeline"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/report/htmlreport"
 )
@@ -57,7 +58,11 @@ func Page(o PageOptions) error {
 
 // pageWriter analyses the sources and returns what writes their page.
 func pageWriter(srcs []analysis.Source, o PageOptions) (func(io.Writer) error, error) {
-	in := htmlreport.Options{Info: htmlreport.Info{Version: o.Info.Version, Emulated: o.Info.Emulated}}
+	tl, err := timeline.Build(o.Paths, timeline.Options{})
+	if err != nil {
+		return nil, err
+	}
+	in := htmlreport.Options{Info: htmlreport.Info{Version: o.Info.Version, Emulated: o.Info.Emulated}, Timeline: tl}
 	if len(srcs) == 1 && srcs[0].Rec.Meta.Kind != "diff" {
 		rec, err := analysis.AnalyzeRecording(srcs[0])
 		if err != nil {

@@ -68,7 +68,10 @@ func checkInBrowser(t *testing.T, br *browsertest.Browser, path, name string, da
 	var got []string
 	for _, c := range res.Charts {
 		got = append(got, c.ID)
-		if c.Pixels == 0 {
+		switch {
+		case c.ExpectEmpty && c.Pixels > 0:
+			t.Errorf("chart %s (%q) is said to be empty but drew %d coloured pixels", c.ID, c.Title, c.Pixels)
+		case !c.ExpectEmpty && c.Pixels == 0:
 			t.Errorf("chart %s (%q) drew nothing in its plot area", c.ID, c.Title)
 		}
 	}

@@ -135,7 +135,7 @@ func TestPageBadInput(t *testing.T) {
 		{"empty", PageOptions{Paths: []string{empty}}, "not an hwpprobe recording"},
 		{"text", PageOptions{Paths: []string{text}}, "not an hwpprobe recording"},
 		{"corrupt", PageOptions{Paths: []string{corrupt}}, "corrupt"},
-		{"no run", PageOptions{Paths: []string{metaOnly}}, "has no run"},
+		{"no run", PageOptions{Paths: []string{metaOnly}}, "no run"},
 		{"missing", PageOptions{Paths: []string{filepath.Join(dir, "nope.hwpr")}}, "no such file"},
 		{"over its input", PageOptions{Paths: []string{empty}, Output: empty}, "is also an input"},
 		{"three files", PageOptions{Paths: []string{recordFixture, recordFixture, recordFixture}}, "3 recordings given"},

@@ -45,6 +45,9 @@ type Chart struct {
 	Title  string  `json:"title"`
 	Pixels int     `json:"pixels"`
 	Width  float64 `json:"width"`
+	// ExpectEmpty: the page says the chart has nothing to draw (a run
+	// without register writes) and writes why in its plot area.
+	ExpectEmpty bool `json:"expectEmpty"`
 }
 
 // Result is what opening a page found.

@@ -36,6 +36,10 @@ type Chart struct {
 	YMin   Number `json:"yMin"`
 	YMax   Number `json:"yMax"`
 	Height int    `json:"height,omitempty"`
+	// EmptyText says why the chart has nothing to draw (a run without
+	// register writes); page.js writes it in the plot area, and the
+	// self-check expects no drawing.
+	EmptyText string `json:"emptyText,omitempty"`
 	// XWhole: the x values are whole numbers (run order); ticks only at
 	// them.
 	XWhole bool `json:"xWhole,omitempty"`
@@ -62,6 +66,9 @@ type Series struct {
 	// (a register write's decoded fields and writer).
 	Text   []string `json:"text,omitempty"`
 	Hidden bool     `json:"hidden,omitempty"`
+	// Aux: a helper line (a band's minimum or maximum) left out of the
+	// legend.
+	Aux bool `json:"aux,omitempty"`
 }
 
 // Band fills between series Hi and Lo.

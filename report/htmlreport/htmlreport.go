@@ -13,9 +13,11 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/analysis/timeline"
 )
 
 //go:embed assets/uPlot.iife.min.js assets/uPlot.min.css assets/uPlot.LICENSE assets/page.js assets/page.css page.tmpl
@@ -31,13 +33,12 @@ type Info struct {
 // Options are what a page shows beyond the analysis.
 type Options struct {
 	Info Info
-	// Charts are more charts (the timelines), each naming its section.
+	// Timeline is the files' timelines (package analysis/timeline); nil
+	// draws none.
+	Timeline *timeline.Timeline
+	// Charts are more charts, each naming its section ("runs" or
+	// "timelines").
 	Charts []Chart
-	// Sections are the timeline sections, in page order, with their
-	// introductions: section id -> (title, text).
-	Sections []Section
-	// Missing adds lines to what the page says the files lack.
-	Missing []string
 }
 
 // Section is a titled group of charts on the page.
@@ -64,6 +65,8 @@ type page struct {
 	Runs            []runRow
 	Summaries       []summaryRow
 	Traces          []traceRow
+	Writes          []writeRow
+	WriteNotes      []string
 	Warnings        []string
 	Machine         []kv
 	Sections        []Section
@@ -84,7 +87,7 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 		emu = res.Meta.Emulated
 	}
 	sides := res.Sides[:]
-	p := &page{Kind: "diff", Emulated: emu, Missing: append(append([]string{}, res.Missing...), o.Missing...),
+	p := &page{Kind: "diff", Emulated: emu, Missing: slices.Clone(res.Missing),
 		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res),
 		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
@@ -93,9 +96,14 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 	for _, s := range res.Sides {
 		p.SideLabels = append(p.SideLabels, s.Label)
 	}
-	sections := append([]Section{{ID: "runs", Title: "Every run", Columns: 2,
-		Intro: "Wall time and package energy of each measured run, in the order they ran, with each side's median (dashed) and its interval (shaded). Runs left out of the statistics are drawn apart."}},
-		o.Sections...)
+	sections := []Section{{ID: "runs", Title: "Every run", Columns: 2,
+		Intro: "Wall time and package energy of each measured run, in the order they ran, with each side's median (dashed) and its interval (shaded). Runs left out of the statistics are drawn apart."}}
+	if o.Timeline != nil {
+		cols := diffColumns(res, o.Timeline)
+		sections = append(sections, timelineSection(cols))
+		p.Writes, p.WriteNotes = writeRows(cols)
+		p.Missing = appendNew(p.Missing, o.Timeline.Missing...)
+	}
 	return render(w, p, sections, append(runCharts(res), o.Charts...))
 }
 
@@ -106,13 +114,20 @@ func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
 		emu = rec.Meta.Emulated
 	}
 	sides := []analysis.SideResult{rec.Evidence}
-	p := &page{Kind: "record", Emulated: emu, Missing: append(append([]string{}, rec.Missing...), o.Missing...),
+	p := &page{Kind: "record", Emulated: emu, Missing: slices.Clone(rec.Missing),
 		Sides: sideRows(sides), Cores: coreRows(sides), Requests: requestRows(sides), SideLabels: []string{"recorded"},
 		Runs: runRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),
 		Machine: machineRows(rec.Meta, []string{rec.Source}, o.Info)}
 	p.Title = "hwpprobe record: " + rec.Source
 	p.Subtitle = subtitle(rec.Runs)
-	return render(w, p, o.Sections, o.Charts)
+	var sections []Section
+	if o.Timeline != nil {
+		cols, missing := recordColumns(o.Timeline)
+		sections = append(sections, timelineSection(cols))
+		p.Writes, p.WriteNotes = writeRows(cols)
+		p.Missing = appendNew(p.Missing, append(missing, o.Timeline.Missing...)...)
+	}
+	return render(w, p, sections, o.Charts)
 }
 
 func subtitle(runs []analysis.RunResult) string {
@@ -128,13 +143,16 @@ func subtitle(runs []analysis.RunResult) string {
 	return "command: " + strings.Join(cmds, " | ")
 }
 
-func contains(s []string, x string) bool {
-	for _, v := range s {
-		if v == x {
-			return true
+func contains(s []string, x string) bool { return slices.Contains(s, x) }
+
+// appendNew appends the lines not in dst already.
+func appendNew(dst []string, lines ...string) []string {
+	for _, l := range lines {
+		if !slices.Contains(dst, l) {
+			dst = append(dst, l)
 		}
 	}
-	return false
+	return dst
 }
 
 // render places the charts in their sections and writes the page.

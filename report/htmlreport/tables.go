@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // requestFields are the rows of the request table per core type.
@@ -29,7 +30,7 @@ type requestRow struct {
 // and field, side by side; on a hybrid machine the "all" rows are left
 // out (the core types say more).
 func requestRows(sides []analysis.SideResult) []requestRow {
-	var types []string
+	var types []topology.CoreType
 	for _, s := range sides {
 		for _, ct := range s.CoreTypes {
 			if !slices.Contains(types, ct.Type) {
@@ -38,13 +39,13 @@ func requestRows(sides []analysis.SideResult) []requestRow {
 		}
 	}
 	if len(types) > 1 {
-		types = slices.DeleteFunc(types, func(t string) bool { return t == "all" })
+		types = slices.DeleteFunc(types, func(t topology.CoreType) bool { return t == topology.All })
 	}
 	var rows []requestRow
 	for _, t := range types {
 		first := true
 		for _, f := range requestFields {
-			r := requestRow{Type: t, Field: f}
+			r := requestRow{Type: string(t), Field: f}
 			seen := false
 			for _, s := range sides {
 				held, written := "-", "-"
@@ -65,13 +66,13 @@ func requestRows(sides []analysis.SideResult) []requestRow {
 	return rows
 }
 
-func coreType(s analysis.SideResult, t string) (analysis.CoreType, bool) {
+func coreType(s analysis.SideResult, t topology.CoreType) (analysis.TypeEvidence, bool) {
 	for _, ct := range s.CoreTypes {
 		if ct.Type == t {
 			return ct, true
 		}
 	}
-	return analysis.CoreType{}, false
+	return analysis.TypeEvidence{}, false
 }
 
 // fieldText is "48" or "48 (97%), 4 (3%)".
@@ -329,7 +330,7 @@ func coreRows(sides []analysis.SideResult) []coreRow {
 	var rows []coreRow
 	for _, s := range sides {
 		for _, ct := range s.CoreTypes {
-			rows = append(rows, coreRow{Side: s.Label, Type: ct.Type, CPUs: fmt.Sprint(ct.CPUs), AvgMHz: fmtNum(ct.AvgMHz, ""),
+			rows = append(rows, coreRow{Side: s.Label, Type: string(ct.Type), CPUs: fmt.Sprint(ct.CPUs), AvgMHz: fmtNum(ct.AvgMHz, ""),
 				BzyMHz: fmtNum(ct.BzyMHz, ""), BusyPct: fmtNum(ct.BusyPct, ""), IPC: fmtNum(ct.IPC, ""), CoreTmp: fmtNum(ct.CoreTmp, "")})
 		}
 	}

@@ -43,7 +43,7 @@
         ctx.fillRect(b.left, Math.min(y0, y1), b.width, Math.max(1, Math.abs(y1 - y0)));
         ctx.globalAlpha = 1;
       });
-      (c.hlines || []).forEach(function (l) {
+      (c.hlines || []).forEach(function (l, i) {
         var y = Math.round(u.valToPos(l.value, "y", true)) + 0.5;
         ctx.strokeStyle = l.color;
         ctx.lineWidth = 1.5 * devicePixelRatio;
@@ -55,9 +55,17 @@
         ctx.setLineDash([]);
         ctx.fillStyle = l.color;
         ctx.font = 11 * devicePixelRatio + "px sans-serif";
-        ctx.textAlign = "right";
-        ctx.fillText(l.label, b.left + b.width - 4 * devicePixelRatio, y - 3 * devicePixelRatio);
+        // Labels alternate right and left, so that two close lines stay
+        // readable.
+        ctx.textAlign = i % 2 ? "left" : "right";
+        ctx.fillText(l.label, i % 2 ? b.left + 4 * devicePixelRatio : b.left + b.width - 4 * devicePixelRatio, y - 3 * devicePixelRatio);
       });
+      if (c.emptyText) {
+        ctx.fillStyle = css("--muted");
+        ctx.font = 13 * devicePixelRatio + "px sans-serif";
+        ctx.textAlign = "center";
+        ctx.fillText(c.emptyText, b.left + b.width / 2, b.top + b.height / 2);
+      }
       ctx.restore();
     };
   }
@@ -95,6 +103,7 @@
       };
     }
     if (s.hidden) o.show = false;
+    if (s.aux) o.class = "hwp-aux";
     return o;
   }
 
@@ -106,7 +115,7 @@
       stroke: fg,
       grid: { stroke: grid, width: 1 },
       ticks: { stroke: grid, width: 1 },
-      size: c.lanes ? 140 : 60,
+      size: c.lanes ? 16 + 7 * Math.max.apply(null, c.lanes.map(function (l) { return l.length; }).concat([4])) : 60,
     };
     if (c.lanes) {
       y.splits = function () {
@@ -129,7 +138,9 @@
     var x = { time: false };
     if (c.xMin != null && c.xMax != null && c.xMax > c.xMin) x.range = [c.xMin, c.xMax];
     var y = {};
-    if (c.lanes) {
+    if (c.emptyText) {
+      y.range = [0, 1];
+    } else if (c.lanes) {
       y.range = [0.3, c.lanes.length + 0.7];
     } else if (c.yMin != null && c.yMax != null && c.yMax > c.yMin) {
       y.range = [c.yMin, c.yMax];
@@ -155,6 +166,7 @@
   function makeChart(c) {
     var el = document.getElementById(c.id);
     if (!el) throw new Error("no element for chart " + c.id);
+    if (c.emptyText) c.series = [];
     var cols = [c.x].concat(
       c.series.map(function (s) {
         return s.values;
@@ -197,7 +209,7 @@
         var r = px[i], g = px[i + 1], bl = px[i + 2], a = px[i + 3];
         if (a > 64 && Math.max(r, g, bl) - Math.min(r, g, bl) > 40) n++;
       }
-      return { id: u.hwpSpec.id, title: u.hwpSpec.title, pixels: n, width: b.width };
+      return { id: u.hwpSpec.id, title: u.hwpSpec.title, pixels: n, width: b.width, expectEmpty: !!u.hwpSpec.emptyText };
     });
   }
 
@@ -215,7 +227,7 @@
         var result = { charts: check(), errors: errors, ms: performance.now() - t0, loaded: performance.now() };
         window.hwpCheck = result;
         var empty = result.charts.filter(function (c) {
-          return c.pixels === 0;
+          return c.pixels === 0 && !c.expectEmpty;
         });
         var out = document.getElementById("hwp-selfcheck");
         if (out) {
