@@ -9,6 +9,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/analysis/timeline"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/report/htmlreport"
+	"github.com/hwpprobe/hwpprobe/report/png"
 )
 
 // ErrNoOutput: Page was given no output file.
@@ -18,15 +19,19 @@ var ErrNoOutput = errors.New("no output file")
 type PageOptions struct {
 	// Paths: one recording (a `record` file or a `diff` experiment), or
 	// two recordings compared as diff compares them.
-	Paths         []string
-	Output        string // the HTML file
+	Paths  []string
+	Output string // the HTML file
+	// PNG, when set, is a directory to write the main charts into as
+	// PNG files (package report/png).
+	PNG           string
 	Stats         analysis.Options
 	KeepDisturbed bool
 	Info          Info
 	Owner         *[2]int // uid, gid to give the file; nil: keep
 }
 
-// Page writes the HTML page of recordings: an experiment's (one diff
+// Page writes the HTML page of recordings (and, with PNG, their main
+// charts as PNG files): an experiment's (one diff
 // file, or two recordings) with the statistics and the verdict, or a
 // recording's. The file is written whole or not at all, and never over
 // an input. Input that cannot be read is an InputError and no file is
@@ -43,12 +48,21 @@ func Page(o PageOptions) error {
 	if srcs == nil {
 		return InputError{incomplete}
 	}
-	write, err := pageWriter(srcs, o)
+	tl, err := timeline.Build(o.Paths, timeline.Options{})
+	if err != nil {
+		return InputError{err}
+	}
+	write, err := pageWriter(srcs, tl, o)
 	if err != nil {
 		return InputError{err}
 	}
 	if err := writeFile(o.Output, o.Paths, o.Owner, write); err != nil {
 		return err
+	}
+	if o.PNG != "" {
+		if _, err := png.Write(o.PNG, tl, png.Options{}); err != nil {
+			return fmt.Errorf("report: PNG charts in %s: %w", o.PNG, err)
+		}
 	}
 	if incomplete != nil {
 		return InputError{fmt.Errorf("%w (the page shows what it holds)", incomplete)}
@@ -57,11 +71,7 @@ func Page(o PageOptions) error {
 }
 
 // pageWriter analyses the sources and returns what writes their page.
-func pageWriter(srcs []analysis.Source, o PageOptions) (func(io.Writer) error, error) {
-	tl, err := timeline.Build(o.Paths, timeline.Options{})
-	if err != nil {
-		return nil, err
-	}
+func pageWriter(srcs []analysis.Source, tl *timeline.Timeline, o PageOptions) (func(io.Writer) error, error) {
 	in := htmlreport.Options{Info: htmlreport.Info{Version: o.Info.Version, Emulated: o.Info.Emulated}, Timeline: tl}
 	if len(srcs) == 1 && srcs[0].Rec.Meta.Kind != "diff" {
 		rec, err := analysis.AnalyzeRecording(srcs[0])

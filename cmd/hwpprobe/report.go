@@ -16,7 +16,7 @@ func init() { subcommands = append(subcommands, newReportCmd) }
 func newReportCmd() *cobra.Command {
 	o := report.PageOptions{Info: report.Info{Version: version}}
 	cmd := &cobra.Command{
-		Use:   "report FILE... -o REPORT.html",
+		Use:   "report FILE... -o REPORT.html [--png DIR]",
 		Short: "Write one self-contained HTML page with charts for a recording or an experiment",
 		Long: `report writes one HTML page, with everything inline (it fetches nothing, so it
 opens from a mail attachment or a CI artifact), for a recording of record, for
@@ -25,7 +25,8 @@ timelines per side (MHz and Busy% per core type, package and core power with
 the power limits, temperatures, limit reasons, the HWP request, the kernel's
 register writes), every run's time and energy with the medians and intervals,
 the verdict, the HWP request and EPB per core type side by side, what
-differs, and the machine. The page is written whole or not at all, never over
+differs, and the machine. --png DIR also writes the main charts as PNG files
+(mhz.png, busy.png, power.png, temperature.png, run-times.png). The page is written whole or not at all, never over
 an input. Exit status: 0 written, 1 error, 2 bad input (a file that is not a
 recording, empty or corrupt: no page; a file cut short: the page of what it
 holds, which says what is missing). See docs/report.md.`,
@@ -43,6 +44,7 @@ holds, which says what is missing). See docs/report.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "the HTML file to write (replaced whole)")
+	f.StringVar(&o.PNG, "png", "", "also write the main charts as PNG files into DIR")
 	cli.FloatVar(f, &o.Stats.Alpha, "alpha", analysis.DefaultAlpha, 0, 1, "significance level of the U test, in (0, 1)")
 	cli.FloatVar(f, &o.Stats.Confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
 	f.BoolVar(&o.KeepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")

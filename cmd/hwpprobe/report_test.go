@@ -17,8 +17,12 @@ func TestReportOffline(t *testing.T) {
 	dir := t.TempDir()
 	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
 	page := filepath.Join(dir, "exp.html")
-	if _, errOut, code := runBin(t, "report", exp, "-o", page); code != 0 {
+	pngs := filepath.Join(dir, "png")
+	if _, errOut, code := runBin(t, "report", exp, "-o", page, "--png", pngs); code != 0 {
 		t.Fatalf("report: status %d, stderr %q", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(pngs, "run-times.png")); err != nil {
+		t.Errorf("--png: %v", err)
 	}
 	b, err := os.ReadFile(page)
 	if err != nil || !strings.Contains(string(b), `<div class="verdict" id="verdict">verdict: B is 22.`) {
