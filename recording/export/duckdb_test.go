@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -86,7 +87,7 @@ func installDuckDB() (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd := groupCommand(ctx, "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Dir = tmp
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("npm ci of %s failed (the test needs registry.npmjs.org): %w\n%s", duckdbSrc, err, out)
@@ -99,6 +100,17 @@ func installDuckDB() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// groupCommand is exec.CommandContext in a process group of its own,
+// all of which is killed when ctx ends, and whose output is waited for
+// 10 s more at most (a child left behind cannot hold the test).
+func groupCommand(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = 10 * time.Second
+	return cmd
 }
 
 // duckdbTable is what read.mjs prints about a Parquet file.
@@ -125,7 +137,7 @@ func readDuckDB(t testing.TB, path string) duckdbTable {
 	dir := duckdb(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "node", "read.mjs", path)
+	cmd := groupCommand(ctx, "node", "read.mjs", path)
 	cmd.Dir = dir
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

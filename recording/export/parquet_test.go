@@ -30,6 +30,7 @@ var fixtures = []string{"emu-mtl", "emu-mtl-cut", "emu-spr", "vm-trace", "synthe
 // the CSV's: the same columns in the same order, typed, null exactly
 // where the CSV field is empty.
 func TestParquetDuckDB(t *testing.T) {
+	duckdb(t) // installed once, or the test fails once
 	dir := t.TempDir()
 	for _, name := range append(fixtures, "synth-8cpu", "row-groups", "pipe") {
 		t.Run(name, func(t *testing.T) {
