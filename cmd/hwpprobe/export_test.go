@@ -48,6 +48,13 @@ func TestExportFormat(t *testing.T) {
 	if b, _ := os.ReadFile(out); !bytes.Equal(b, []byte(stdout)) {
 		t.Errorf("-o wrote %d bytes, not the %d written to standard output", len(b), len(stdout))
 	}
+	recBytes, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if piped, stderr, code := runBinStdin(t, bytes.NewReader(recBytes), "export", "--format", "parquet", "/dev/stdin"); code != 0 || piped != stdout {
+		t.Errorf("Parquet of a recording from a pipe: exit %d, stderr %q, the same as from the file: %v", code, stderr, piped == stdout)
+	}
 	bad := filepath.Join(dir, "bad.parquet")
 	for _, args := range [][]string{
 		{"--format", "xlsx"}, {"--format", ""}, {"--format", "PARQUET"}, {"--csv", "--format", "parquet"},
