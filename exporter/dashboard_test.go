@@ -3,6 +3,7 @@ package exporter
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -78,14 +79,24 @@ func TestDashboardMetrics(t *testing.T) {
 	}
 }
 
-// TestMetricNames: MetricNames lists every descriptor metrics.go
-// defines, each a hwpprobe_ name, once.
+// TestMetricNames: MetricNames lists every descriptor the package's
+// files define, each a hwpprobe_ name, once.
 func TestMetricNames(t *testing.T) {
-	src, err := os.ReadFile("metrics.go")
+	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	defined := strings.Count(string(src), "prometheus.NewDesc(")
+	defined := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defined += strings.Count(string(src), "prometheus.NewDesc(")
+	}
 	names := MetricNames()
 	if len(names) != defined {
 		t.Errorf("MetricNames has %d names, metrics.go defines %d descriptors", len(names), defined)

@@ -127,7 +127,9 @@ func Open(cfg Config) (*Collector, error) {
 	c.emulated = c.fs.Emulated()
 	c.openTracer()
 	c.st = newState(c.set.Setup())
-	if t, ok := hwp.CoreLimitTable(uint32(snap.Machine.Family), uint32(snap.Machine.Model)); ok {
+	if t := c.set.Setup().LimitTable; t != nil { // the SDM's client table (hwp.SDMCoreLimitTable)
+		c.st.table = t
+	} else if t, ok := hwp.CoreLimitTable(uint32(snap.Machine.Family), uint32(snap.Machine.Model)); ok {
 		c.st.table = &t
 	}
 	return c, nil

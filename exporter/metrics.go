@@ -76,6 +76,8 @@ var allDescs = []*prometheus.Desc{
 	descEnergy,
 	descPkgTemp,
 	descLimitSecs,
+	descExcursion,
+	descExcursionSecs,
 	descWrites,
 	descWritesLost,
 	descEmulated,
@@ -107,6 +109,7 @@ type state struct {
 	joules    [][len(domains)]float64
 	hasJoules [][len(domains)]bool
 	limits    map[limitKey]float64
+	exc       excursions      // IA32_HWP_STATUS per CPU (hwpstatus.go)
 	table     *hwp.LimitTable // turbostat's names for the model; nil: "bitN"
 	errors    float64
 	refreshes float64
@@ -153,7 +156,9 @@ func (c *Collector) refresh(start time.Time) []prometheus.Metric {
 	} else {
 		b.sampled(&st.sample)
 		st.accumulate(&st.sample)
+		st.exc.add(&st.sample)
 		b.counters(st)
+		b.excursions(&st.exc, &st.sample)
 	}
 	if c.writes != nil {
 		if !c.writes.collect(b) {
