@@ -220,23 +220,26 @@ func TestDiffEmulatedZen4(t *testing.T) {
 }
 
 // TestDiffBadInputEmulated: bad input is one line, status 2, nothing
-// changed.
+// changed: a governor or EPP unknown, or one this machine does not offer
+// or refuses, a command not found, --runs 0, conflicting options, a
+// journal left by a crash.
 func TestDiffBadInputEmulated(t *testing.T) {
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, "journal"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	script := settingsScript + ` > before;
-for args in "performance bogus -- true" "performance powersave -- no-such-command-hwpprobe" "performance powersave --runs 0 -- true" "performance powersave --max-runs 5 -- true" "performance powersave --runs auto --order random -- true" "performance powersave --size 5 -- true"; do
+for args in "performance bogus -- true" "performance ondemand -- true" "performance powersave:epp=bogus -- true" "performance performance:epp=power -- true" "performance powersave -- no-such-command-hwpprobe" "performance powersave --runs 0 -- true" "performance powersave --max-runs 5 -- true" "performance powersave --runs auto --order random -- true" "performance powersave --size 5 -- true"; do
   "$H" diff $args -o x.hwpr 2> err; echo "status $? lines $(wc -l < err): $(cat err)"; done
 echo '{"version":1,"pid":1,"user":"root","profile":"performance","started":"2026-01-01T00:00:00Z","root":"/","original":{}}' > journal/journal.json
 "$H" diff performance powersave -o y.hwpr -- true 2> err; echo "journal status $? lines $(wc -l < err): $(cat err)"
 ` + settingsScript + ` > after; cmp before after && echo unchanged; ls x.hwpr y.hwpr 2>&1 | grep -c 'No such'`
 	out, _ := emuDiff(t, "mtl-165u", dir, script)
-	if strings.Count(out, "status 2 lines 1:") != 7 || !strings.Contains(out, "unchanged") || !strings.Contains(out, "\n2\n") {
-		t.Errorf("want seven one-line status-2 errors, settings unchanged, no file:\n%s", out)
+	if strings.Count(out, "status 2 lines 1:") != 10 || !strings.Contains(out, "unchanged") || !strings.Contains(out, "\n2\n") {
+		t.Errorf("want ten one-line status-2 errors, settings unchanged, no file:\n%s", out)
 	}
-	for _, want := range []string{"governor=bogus", "not found", `--runs "0"`, "--max-runs goes with --runs auto", "does not take --order random", "--size sizes the built-in workload", "journal"} {
+	for _, want := range []string{"governor=bogus", "governor=ondemand: cpu0 offers performance, powersave", "epp=bogus: unknown EPP",
+		"intel_pstate refuses any EPP but 0 under the performance policy", "not found", `--runs "0"`, "--max-runs goes with --runs auto", "does not take --order random", "--size sizes the built-in workload", "journal"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
