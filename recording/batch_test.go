@@ -2,6 +2,7 @@ package recording
 
 import (
 	"bytes"
+	"encoding/binary"
 	"math"
 	"testing"
 
@@ -54,7 +55,7 @@ func TestColumnarRoundTrip(t *testing.T) {
 		switch r := r.(type) {
 		case Samples:
 			if p, err = e.encodeSamples(r); err == nil {
-				got, err = new(batchDec).decodeSamples(bytes.Clone(p))
+				got, err = new(batchDec).decodeSamples(bytes.Clone(p), PartRows)
 			}
 		case Trace:
 			if p, err = e.encodeTrace(r); err == nil {
@@ -88,6 +89,34 @@ func TestDecimals(t *testing.T) {
 	for _, tt := range tests {
 		if got := decimals(len(tt.vals), func(i int) Value { return tt.vals[i] }); got != tt.want {
 			t.Errorf("%v: %d decimals, want %d", tt.vals, got, tt.want)
+		}
+	}
+}
+
+// TestVarints: the decoder's fast paths agree with encoding/binary on
+// varints of every length, at every position near the end of the data.
+func TestVarints(t *testing.T) {
+	var want []int64
+	var b []byte
+	prev := int64(0)
+	for _, v := range []int64{0, 1, -1, 63, -64, 64, 1 << 20, -(1 << 27), 1 << 34, 1 << 48, 1 << 55, -(1 << 56), math.MaxInt64, math.MinInt64, 5} {
+		b = binary.AppendVarint(b, v-prev)
+		prev = v
+		want = append(want, v)
+	}
+	for cut := range len(b) + 1 {
+		got := make([]int64, len(want))
+		n := 0
+		for k := range want {
+			if _, ok := varints(b[:cut], got[:k+1]); ok {
+				n = k + 1
+			}
+		}
+		if diff := cmp.Diff(want[:n], got[:n]); diff != "" {
+			t.Errorf("cut at %d (-want +got):\n%s", cut, diff)
+		}
+		if rest, ok := varints(b, got); !ok || len(rest) != 0 || !cmp.Equal(want, got) {
+			t.Fatalf("whole: ok %v, %d bytes left, %v", ok, len(rest), got)
 		}
 	}
 }

@@ -251,17 +251,6 @@ func (d *colDec) uvarint() uint64 {
 	return v
 }
 
-func (d *colDec) varint() int64 {
-	v, n := binary.Varint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		d.b = nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
 // count reads a count no larger than limit.
 func (d *colDec) count(limit int, what string) int {
 	v := d.uvarint()
@@ -289,17 +278,6 @@ func (d *colDec) byte1() byte {
 		return 0
 	}
 	return b[0]
-}
-
-func (d *colDec) str() string { return string(d.bytes(d.count(len(d.b), "string bytes"))) }
-
-func (d *colDec) strs() []string {
-	n := d.count(len(d.b), "strings")
-	out := make([]string, 0, n)
-	for range n {
-		out = append(out, d.str())
-	}
-	return out
 }
 
 // done fails unless every byte of the column or record what was read.

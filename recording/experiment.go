@@ -83,12 +83,18 @@ func Read(r io.Reader) (*Recording, error) { return Scan(r, nil) }
 
 // ScanFile scans a recording from a file. See Scan.
 func ScanFile(path string, batch func(Record) error) (*Recording, error) {
+	return ScanFileParts(path, PartRows, batch)
+}
+
+// ScanFileParts scans a recording from a file, decoding only the parts of
+// sample batches that parts selects. See ScanParts.
+func ScanFileParts(path string, parts Parts, batch func(Record) error) (*Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	rec, err := Scan(f, batch)
+	rec, err := ScanParts(f, parts, batch)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -106,11 +112,20 @@ func ScanFile(path string, batch func(Record) error) (*Recording, error) {
 // TraceLost, but no Run.Samples or Run.Trace. An error from batch stops
 // the scan and is returned.
 func Scan(r io.Reader, batch func(Record) error) (*Recording, error) {
+	return ScanParts(r, PartRows, batch)
+}
+
+// ScanParts is Scan decoding only the parts of sample batches that parts
+// selects: the rest of every row is left at its zero value (nil slices,
+// zero ids, empty strings), whatever the file's format version. It
+// checks the columns it decodes, and the framing of the others but not
+// their content.
+func ScanParts(r io.Reader, parts Parts, batch func(Record) error) (*Recording, error) {
 	rd, err := NewReader(r)
 	if err != nil {
 		return nil, err
 	}
-	rd.reuse = batch != nil
+	rd.reuse, rd.parts = batch != nil, parts
 	first, err := rd.Next()
 	if err != nil {
 		if err == io.EOF {

@@ -27,6 +27,8 @@ type Reader struct {
 	// the next batch (Scan).
 	reuse bool
 	bd    batchDec
+	// parts: what of samples batches to decode (Scan).
+	parts Parts
 	err   error // sticky
 }
 
@@ -52,7 +54,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recording: zstd decoder: %w", err)
 	}
-	return &Reader{r: br, dec: dec, version: v, off: fileHeaderLen}, nil
+	return &Reader{r: br, dec: dec, version: v, off: fileHeaderLen, parts: PartRows}, nil
 }
 
 // Version returns the file's format version.
@@ -106,10 +108,9 @@ func (r *Reader) next() (Record, error) {
 		return nil, r.corrupt("record fails its checksum")
 	}
 	if enc != encJSON {
-		if payload, err = inflate(r.dec, r.decoded, payload, r.version.maxPayload(), r.version.Major > 1); err != nil {
+		if payload, err = inflate(r.dec, &r.decoded, payload, r.version.maxPayload(), r.version.Major > 1); err != nil {
 			return nil, r.corrupt("%s record: %v", typ, err)
 		}
-		r.decoded = payload
 	}
 	bd := &r.bd
 	if !r.reuse {
@@ -118,11 +119,14 @@ func (r *Reader) next() (Record, error) {
 	var rec Record
 	switch {
 	case enc == encZstdColumns && typ == TypeSamples:
-		rec, err = bd.decodeSamples(payload)
+		rec, err = bd.decodeSamples(payload, r.parts)
 	case enc == encZstdColumns:
 		rec, err = bd.decodeTrace(payload)
 	default:
 		rec, err = r.decodePayload(typ, payload)
+		if s, ok := rec.(Samples); ok && r.parts != PartRows {
+			rec = s.keep(r.parts)
+		}
 	}
 	if err != nil {
 		return nil, r.corrupt("%s record: %v", typ, err)

@@ -179,6 +179,10 @@ type Samples struct {
 	CPUColumns     []string `json:"cpu_columns"`
 	PackageColumns []string `json:"package_columns,omitempty"`
 	Samples        []Sample `json:"samples"`
+	// CPURegs are the CPU rows' registers column by column, set by a
+	// scan that asks for PartCPURegColumns (nil otherwise, and when no
+	// row has a register); writers ignore them.
+	CPURegs []RegColumn `json:"-"`
 }
 
 // Type implements Record.

@@ -2,7 +2,12 @@ package recording
 
 import (
 	"bytes"
+	"encoding/json"
+	"slices"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 )
 
 // scanFile returns a recording of one run with nbatch batches of 10
@@ -86,5 +91,55 @@ func TestScanReusesBuffers(t *testing.T) {
 	}
 	if rows != 50*640 || events != 50 || sum != wantSum {
 		t.Errorf("scanned %d rows (sum %v), %d events; want %d (sum %v), 50", rows, sum, events, 50*640, wantSum)
+	}
+}
+
+// scanned returns deep copies of the samples batches of a scan with parts.
+func scanned(t *testing.T, b []byte, parts Parts) []Samples {
+	t.Helper()
+	var out []Samples
+	if _, err := ScanParts(bytes.NewReader(b), parts, func(r Record) error {
+		if s, ok := r.(Samples); ok {
+			out = append(out, deepCopy(t, s))
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func deepCopy(t *testing.T, s Samples) Samples {
+	t.Helper()
+	c := Samples{Run: s.Run, CPUColumns: s.CPUColumns, PackageColumns: s.PackageColumns}
+	j, _ := json.Marshal(s.Samples)
+	if err := json.Unmarshal(j, &c.Samples); err != nil {
+		t.Fatal(err)
+	}
+	for _, rc := range s.CPURegs {
+		c.CPURegs = append(c.CPURegs, RegColumn{rc.MSR, slices.Clone(rc.Values), slices.Clone(rc.Has)})
+	}
+	return c
+}
+
+// TestScanParts: a scan that selects parts gives the rows of a whole scan
+// with the other parts left zero, and the register columns of the rows,
+// whatever the format version; one that selects none gives the rows'
+// CPUs and the samples' times alone.
+func TestScanParts(t *testing.T) {
+	files := map[string][]byte{"2.x": scanFile(t, 1), "1.0": v1Fixture(t, "synthetic-2runs.rec")}
+	for name, b := range files {
+		whole := scanned(t, b, PartRows)
+		for _, parts := range []Parts{0, PartCPUFigures, PartCPUPlaces, PartCPURegs, PartPackages, PartSummaries,
+			PartCPURegColumns | PartSummaries, PartCPURegColumns | PartCPURegs | PartCPUFigures} {
+			want := make([]Samples, len(whole))
+			for i, s := range whole {
+				want[i] = deepCopy(t, s).keep(parts)
+			}
+			got := scanned(t, b, parts)
+			if diff := cmp.Diff(want, got, valueCmp, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%s, parts %#x (-want +got):\n%s", name, parts, diff)
+			}
+		}
 	}
 }

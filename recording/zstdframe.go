@@ -84,9 +84,10 @@ func zstdFrameEnd(p []byte, off int, checksum bool) (end int, bound uint64, err 
 	return off, bound, nil
 }
 
-// inflate decodes the single zstd frame p into dst (reused, grown only to
-// the content size), after checking that size against limit.
-func inflate(dec *zstd.Decoder, dst, p []byte, limit int, needSize bool) ([]byte, error) {
+// inflate decodes the single zstd frame p into *buf (reused across
+// records, grown only to the largest content size met), after checking
+// that size against limit.
+func inflate(dec *zstd.Decoder, buf *[]byte, p []byte, limit int, needSize bool) ([]byte, error) {
 	n, declared, err := zstdContentSize(p, needSize)
 	if err != nil {
 		return nil, err
@@ -94,9 +95,10 @@ func inflate(dec *zstd.Decoder, dst, p []byte, limit int, needSize bool) ([]byte
 	if n > uint64(limit) {
 		return nil, fmt.Errorf("zstd frame declares %d bytes, above the %d-byte limit", n, limit)
 	}
-	if uint64(cap(dst)) < n {
-		dst = make([]byte, 0, n)
+	if uint64(cap(*buf)) < n {
+		*buf = make([]byte, 0, n+n/4) // room for the next, slightly larger one
 	}
+	dst := *buf
 	// With WithDecodeAllCapLimit the decoder writes no more than cap(dst)
 	// bytes, so a frame lying about its size cannot grow the buffer.
 	out, err := dec.DecodeAll(p, dst[:0:n])

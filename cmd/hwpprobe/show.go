@@ -28,7 +28,7 @@ shown up to its last whole record, with a line saying so. See docs/show.md.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// Scanned batch by batch: memory does not grow with the file.
 			c := summary.NewCollector()
-			rec, err := recording.ScanFile(args[0], func(r recording.Record) error { c.Add(r); return nil })
+			rec, err := recording.ScanFileParts(args[0], summary.Parts, func(r recording.Record) error { c.Add(r); return nil })
 			if err != nil {
 				return err
 			}

@@ -16,9 +16,14 @@ type Index[T any] struct {
 // At returns the state of CPU cpu, seen at row position i; a CPU seen
 // for the first time gets newT(cpu).
 func (x *Index[T]) At(i, cpu int, newT func(cpu int) *T) *T {
-	if i < len(x.rows) && x.rows[i] != nil && x.ids[i] == cpu {
-		return x.rows[i]
+	if i < len(x.rows) && x.ids[i] == cpu && x.rows[i] != nil {
+		return x.rows[i] // inlined: the common case costs no call
 	}
+	return x.find(i, cpu, newT)
+}
+
+// find is At when row position i held another CPU, or none, last time.
+func (x *Index[T]) find(i, cpu int, newT func(cpu int) *T) *T {
 	if x.ByCPU == nil {
 		x.ByCPU = map[int]*T{}
 	}

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/cpus"
-	"github.com/hwpprobe/hwpprobe/internal/rowindex"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/regs"
 )
@@ -117,11 +116,21 @@ func Summarize(rec *recording.Recording, run *recording.Run) Summary {
 	return c.Summary(rec, run)
 }
 
+// Parts are the parts of sample batches a Collector uses: scan with
+// recording.ScanFileParts(path, Parts, collector.Add) to decode no more.
+const Parts = recording.PartCPURegColumns | recording.PartSummaries
+
 // Collector gathers, batch by batch, what the summaries of a recording's
 // runs need from their samples and trace events, keeping no rows: pass
 // Add as recording.Scan's batch function, then ask for each run's
 // Summary.
-type Collector struct{ runs map[int]*runAcc }
+type Collector struct {
+	runs map[int]*runAcc
+	// cols are the indexes of the figures in the batch's columns,
+	// cpuCols and pkgCols the columns they were found in.
+	cols             columns
+	cpuCols, pkgCols []string
+}
 
 // runAcc is what a Collector keeps of one run.
 type runAcc struct {
@@ -131,7 +140,7 @@ type runAcc struct {
 	order     []string // core types in order of appearance
 	types     map[string]*typeAcc
 	trace     traceAcc
-	cpus      rowindex.Index[cpuRegs] // sampled register values by CPU
+	regs      regTracker // sampled register values by CPU
 }
 
 // NewCollector returns an empty Collector.
@@ -157,14 +166,22 @@ func (c *Collector) Add(r recording.Record) {
 			return
 		}
 		a := c.run(b.Run)
-		cols := newColumns(b)
+		if c.cpuCols == nil || !slices.Equal(c.cpuCols, b.CPUColumns) || !slices.Equal(c.pkgCols, b.PackageColumns) {
+			c.cols, c.cpuCols, c.pkgCols = newColumns(b), slices.Clone(b.CPUColumns), slices.Clone(b.PackageColumns)
+		}
+		regs := b.CPURegs
+		if regs == nil {
+			regs = recording.RegColumnsOf(b.Samples)
+		}
+		row := 0
 		for i := range b.Samples {
 			smp := &b.Samples[i]
 			a.samples++
 			a.lastNs = smp.TimeNs
 			a.intervals = append(a.intervals, smp.IntervalNs)
-			a.addSummaries(smp, cols)
-			a.addRegs(smp)
+			a.addSummaries(smp, c.cols)
+			a.regs.add(smp.CPUs, regs, row)
+			row += len(smp.CPUs)
 		}
 	case recording.Trace:
 		a := c.run(b.Run)
@@ -196,7 +213,7 @@ func (c *Collector) Summary(rec *recording.Recording, run *recording.Run) Summar
 	s.Rows = a.rows()
 	s.Trace = a.trace.writes()
 	s.Emulated = a.trace.emulated
-	s.Changes = a.sampledChanges()
+	s.Changes = a.regs.changes()
 	return s
 }
 
@@ -402,61 +419,5 @@ func (t *traceAcc) writes() []RegWrites {
 	slices.SortFunc(out, func(a, b RegWrites) int {
 		return cmp.Or(cmp.Compare(b2i(a.Emulated), b2i(b.Emulated)), cmp.Compare(a.MSR, b.MSR))
 	})
-	return out
-}
-
-// cpuRegs are one CPU's sampled registers, each with its successive
-// distinct values.
-type cpuRegs struct {
-	cpu  int
-	regs []regValues
-}
-
-type regValues struct {
-	msr    uint32
-	values []uint64
-}
-
-func newCPURegs(id int) *cpuRegs { return &cpuRegs{cpu: id} }
-
-// reg returns the register msr, looked for at position j first.
-func (c *cpuRegs) reg(j int, msr uint32) *regValues {
-	if j < len(c.regs) && c.regs[j].msr == msr {
-		return &c.regs[j]
-	}
-	for k := range c.regs {
-		if c.regs[k].msr == msr {
-			return &c.regs[k]
-		}
-	}
-	c.regs = append(c.regs, regValues{msr: msr})
-	return &c.regs[len(c.regs)-1]
-}
-
-// addRegs notes each CPU register value that differs from the last one
-// seen.
-func (a *runAcc) addRegs(smp *recording.Sample) {
-	for i := range smp.CPUs {
-		row := &smp.CPUs[i]
-		c := a.cpus.At(i, row.CPU, newCPURegs)
-		for j, g := range row.Regs {
-			r := c.reg(j, g.MSR)
-			if v := r.values; len(v) == 0 || v[len(v)-1] != g.Value {
-				r.values = append(v, g.Value)
-			}
-		}
-	}
-}
-
-func (a *runAcc) sampledChanges() []RegChange {
-	var out []RegChange
-	for _, c := range a.cpus.ByCPU {
-		for _, r := range c.regs {
-			if len(r.values) > 1 {
-				out = append(out, RegChange{MSR: r.msr, Name: RegName(r.msr), CPU: c.cpu, Values: slices.Clone(r.values)})
-			}
-		}
-	}
-	slices.SortFunc(out, func(a, b RegChange) int { return cmp.Or(cmp.Compare(a.MSR, b.MSR), cmp.Compare(a.CPU, b.CPU)) })
 	return out
 }

@@ -134,6 +134,30 @@ func TestSampledChanges(t *testing.T) {
 	}
 }
 
+// TestSampledChangesRowsMove: a change is seen whatever row position a
+// CPU's row takes, also when a sample holds a CPU twice.
+func TestSampledChangesRowsMove(t *testing.T) {
+	const a, b, x = 0x80002e17, 0x2e17, 0x40003e05
+	row := func(cpu int, v uint64) recording.CPURow {
+		return recording.CPURow{CPU: cpu, Regs: []recording.Reg{{MSR: 0x774, Value: v}}}
+	}
+	smp := func(rows ...recording.CPURow) recording.Sample { return recording.Sample{CPUs: rows} }
+	r := run(
+		smp(row(0, a), row(1, x)),
+		smp(row(1, x), row(0, a)),
+		smp(row(0, b), row(1, x)),
+		smp(row(1, x), row(0, b)),
+		smp(row(0, a), row(0, b)),
+		smp(row(0, a), row(0, b)),
+		smp(row(0, b), row(1, x)),
+	)
+	got := Summarize(&recording.Recording{}, r).Changes
+	want := []RegChange{{MSR: 0x774, Name: "IA32_HWP_REQUEST", CPU: 0, Values: []uint64{a, b, a, b, a, b}}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
 func TestWriteText(t *testing.T) {
 	r := run(all(1e8, 1000, 50, 2000, recording.NA(), 40, 10))
 	r.End.ExitCode, r.End.Signal, r.End.Interrupted = 130, "interrupt", true

@@ -1,0 +1,935 @@
+package recording
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+)
+
+// Parts selects the parts of sample batches that a scan decodes
+// (ScanParts): a reader that needs a few figures of a recording does not
+// pay for decoding the others. Every sample's time, interval and CPU rows
+// (with CPURow.CPU) are always decoded.
+type Parts uint
+
+// The parts of a samples batch.
+const (
+	PartCPUFigures Parts = 1 << iota // CPURow.Values
+	PartCPUPlaces                    // CPURow.Core, Package and CoreType
+	PartCPURegs                      // CPURow.Regs
+	PartPackages                     // Sample.Packages, with their registers
+	PartSummaries                    // Sample.Summaries
+	// PartCPURegColumns: Samples.CPURegs, the CPU rows' registers column
+	// by column, for readers that look at one register of every row.
+	PartCPURegColumns
+
+	// PartRows are the parts of the rows: what Scan decodes.
+	PartRows = PartCPUFigures | PartCPUPlaces | PartCPURegs | PartPackages | PartSummaries
+)
+
+// keep clears what parts does not select from a batch decoded whole
+// (JSON), and adds the register columns if selected, so that a scan gives
+// the same batch whatever the encoding.
+func (s Samples) keep(parts Parts) Samples {
+	if parts&PartCPURegColumns != 0 {
+		s.CPURegs = RegColumnsOf(s.Samples)
+	}
+	for i := range s.Samples {
+		x := &s.Samples[i]
+		if parts&PartPackages == 0 {
+			x.Packages = nil
+		}
+		if parts&PartSummaries == 0 {
+			x.Summaries = nil
+		}
+		for j := range x.CPUs {
+			r := &x.CPUs[j]
+			if parts&PartCPUFigures == 0 {
+				r.Values = nil
+			}
+			if parts&PartCPUPlaces == 0 {
+				r.Core, r.Package, r.CoreType = 0, 0, ""
+			}
+			if parts&PartCPURegs == 0 {
+				r.Regs = nil
+			}
+		}
+	}
+	return s
+}
+
+// batchDec decodes columnar batches into buffers it reuses: the rows of
+// a batch it returns stay valid until its next decode. Its zero value is
+// ready to use.
+type batchDec struct {
+	samples []Sample
+	cpus    []CPURow
+	pkgs    []PackageRow
+	sums    []SummaryRow
+	vals    []Value
+	regs    []Reg
+	regRows [][]Reg
+	// regCols and regVals are the register columns of each table and
+	// their values; cpuRegCols the CPU table's by row (Samples.CPURegs),
+	// spread over spreadVals and spreadHas where not every row has one.
+	regCols    [4][]regColumn
+	regVals    [4][]uint64
+	cpuRegCols []RegColumn
+	spreadVals []uint64
+	spreadHas  []bool
+	// regsFrom is where in regs the next table's registers go.
+	regsFrom int
+	events   []TraceEvent
+	ints     []int64
+	floats   []float64
+	strIdx   []int
+	cols     [4][]column
+	strs     []string
+	// names are the last batch's CPU and package column names, handed
+	// out again while they do not change; interned are the strings of
+	// string columns seen: neither is allocated per batch.
+	names    [2][]string
+	nameBuf  [][]byte
+	interned map[string]string
+	// parts are the parts the buffers were last decoded with: fields of
+	// parts not selected are never written, so they stay zero until the
+	// parts change.
+	parts Parts
+}
+
+// maxInterned bounds the strings a batchDec keeps.
+const maxInterned = 1024
+
+// intern returns b as a string, allocated once.
+func (bd *batchDec) intern(b []byte) string {
+	if s, ok := bd.interned[string(b)]; ok {
+		return s
+	}
+	if bd.interned == nil || len(bd.interned) >= maxInterned {
+		bd.interned = map[string]string{}
+	}
+	s := string(b)
+	bd.interned[s] = s
+	return s
+}
+
+// columnNames reads a list of column names: the list of the batch before
+// when it is the same (k: 0 for CPU columns, 1 for package columns).
+func (bd *batchDec) columnNames(d *colDec, k int) []string {
+	bd.nameBuf = bd.nameBuf[:0]
+	for range d.count(len(d.b), "strings") {
+		bd.nameBuf = append(bd.nameBuf, d.bytes(d.count(len(d.b), "string bytes")))
+	}
+	last := bd.names[k]
+	same := last != nil && len(last) == len(bd.nameBuf)
+	for i := 0; same && i < len(last); i++ {
+		same = string(bd.nameBuf[i]) == last[i]
+	}
+	if !same {
+		last = make([]string, len(bd.nameBuf))
+		for i, b := range bd.nameBuf {
+			last[i] = string(b)
+		}
+		bd.names[k] = last
+	}
+	return last
+}
+
+// decodeSamples decodes the parts of a columnar samples payload that
+// parts selects.
+func (bd *batchDec) decodeSamples(p []byte, parts Parts) (Samples, error) {
+	d := &colDec{b: p}
+	s := Samples{Run: d.count(maxInt32, "run id")}
+	s.CPUColumns, s.PackageColumns = bd.columnNames(d, 0), bd.columnNames(d, 1)
+	var n [4]int
+	for t := range bd.cols {
+		n[t], bd.cols[t] = d.table(bd.cols[t][:0])
+	}
+	d.done("samples record")
+	if d.err != nil {
+		return Samples{}, d.err
+	}
+	nc, np := len(s.CPUColumns), len(s.PackageColumns)
+	cells := n[1]*(nc+len(bd.cols[1])) + n[2]*(np+len(bd.cols[2])) + n[3]*(nc+np)
+	if cells > maxBatchCells {
+		return Samples{}, fmt.Errorf("%w: %d cells, more than %d", errColumns, cells, maxBatchCells)
+	}
+	if err := bd.sampleRows(n, parts); err != nil {
+		return Samples{}, err
+	}
+	if err := bd.tables(n, s.CPUColumns, s.PackageColumns, parts); err != nil {
+		return Samples{}, err
+	}
+	if n[0] > 0 {
+		s.Samples = bd.samples
+	}
+	if len(bd.cpuRegCols) > 0 {
+		s.CPURegs = bd.cpuRegCols
+	}
+	return s, nil
+}
+
+// tables decodes the selected parts of the CPU, package and summary
+// tables into rows sliced by sampleRows.
+func (bd *batchDec) tables(n [4]int, names, pkgNames []string, parts Parts) error {
+	nc, np := len(names), len(pkgNames)
+	var cpuVals, pkgVals, sumVals int
+	if parts&PartCPUFigures != 0 {
+		cpuVals = n[1] * nc
+	}
+	if parts&PartPackages != 0 {
+		pkgVals = n[2] * np
+	}
+	if parts&PartSummaries != 0 {
+		sumVals = n[3] * (nc + np)
+	}
+	bd.vals = grow(bd.vals, cpuVals+pkgVals+sumVals)
+	vals := bd.vals
+	bd.regsFrom, bd.cpuRegCols = 0, bd.cpuRegCols[:0]
+	if err := bd.cpuRows(n[1], names, vals[:cpuVals], parts); err != nil {
+		return err
+	}
+	if parts&PartPackages != 0 {
+		if err := bd.packageRows(n[2], pkgNames, vals[cpuVals:cpuVals+pkgVals]); err != nil {
+			return err
+		}
+	}
+	if parts&PartSummaries != 0 {
+		if err := bd.summaryRows(n[3], names, pkgNames, vals[cpuVals+pkgVals:]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const maxInt32 = 1<<31 - 1
+
+// resize returns b with length n and every element zero, reusing its
+// array when large enough.
+func resize[T any](b []T, n int) []T {
+	b = grow(b, n)
+	clear(b)
+	return b
+}
+
+// grow returns b with length n, reusing its array when large enough; the
+// elements are left as they were.
+func grow[T any](b []T, n int) []T {
+	if cap(b) < n {
+		return make([]T, n)
+	}
+	return b[:n]
+}
+
+// sampleRows decodes the samples table and slices the row tables'
+// buffers among the samples (the package and summary rows only when
+// parts selects them).
+func (bd *batchDec) sampleRows(n [4]int, parts Parts) error {
+	cols := bd.cols[0]
+	bd.samples = resize(bd.samples, n[0])
+	bd.pkgs, bd.sums = resize(bd.pkgs, n[2]), resize(bd.sums, n[3])
+	// The many CPU rows are not cleared: cpuRows writes every field that
+	// parts selects.
+	if bd.parts == parts {
+		bd.cpus = grow(bd.cpus, n[1])
+	} else {
+		bd.cpus, bd.parts = resize(bd.cpus, n[1]), parts
+	}
+	for k, name := range []string{"time_ns", "interval_ns"} {
+		v, err := bd.intColumn(cols, name, n[0])
+		if err != nil {
+			return err
+		}
+		for i, x := range v {
+			if k == 0 {
+				bd.samples[i].TimeNs = x
+			} else {
+				bd.samples[i].IntervalNs = x
+			}
+		}
+	}
+	var err error
+	if bd.cpus, err = sliceRows(bd, "cpus", n[0], bd.cpus, func(s *Sample, r []CPURow) { s.CPUs = r }); err != nil {
+		return err
+	}
+	if bd.pkgs, err = sliceRows(bd, "packages", n[0], bd.pkgs, func(s *Sample, r []PackageRow) {
+		if parts&PartPackages != 0 {
+			s.Packages = r
+		}
+	}); err != nil {
+		return err
+	}
+	bd.sums, err = sliceRows(bd, "summaries", n[0], bd.sums, func(s *Sample, r []SummaryRow) {
+		if parts&PartSummaries != 0 {
+			s.Summaries = r
+		}
+	})
+	return err
+}
+
+// sliceRows gives each of n samples its rows of a table, as many as the
+// samples table's column name says, and returns rows.
+func sliceRows[R any](bd *batchDec, name string, n int, rows []R, set func(*Sample, []R)) ([]R, error) {
+	v, err := bd.intColumn(bd.cols[0], name, n)
+	if err != nil {
+		return nil, err
+	}
+	lo := 0
+	for i, x := range v {
+		if x < 0 || x > int64(len(rows)-lo) {
+			return nil, fmt.Errorf("%w: sample %d claims %d %s rows", errColumns, i, x, name)
+		}
+		hi := lo + int(x)
+		if x > 0 { // else nil, as JSON without the field
+			set(&bd.samples[i], rows[lo:hi:hi])
+		}
+		lo = hi
+	}
+	if lo != len(rows) {
+		return nil, fmt.Errorf("%w: samples hold %d %s rows, the table %d", errColumns, lo, name, len(rows))
+	}
+	return rows, nil
+}
+
+// findColumn returns the column of cols named prefix+name, or nil.
+func findColumn(cols []column, prefix, name string) *column {
+	for i := range cols {
+		if cols[i].is(prefix, name) {
+			return &cols[i]
+		}
+	}
+	return nil
+}
+
+// intColumn decodes an integer column of n rows into a reused buffer.
+func (bd *batchDec) intColumn(cols []column, name string, n int) ([]int64, error) {
+	bd.ints = grow(bd.ints, n)
+	c := findColumn(cols, "", name)
+	if c == nil {
+		return nil, fmt.Errorf("%w: no %s column", errColumns, name)
+	}
+	if c.kind != kindInt {
+		return nil, fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, name, c.kind, kindInt)
+	}
+	rest, ok := varints(c.data, bd.ints)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("%w: bad varint in column %s", errColumns, name)
+	case len(rest) != 0:
+		return nil, fmt.Errorf("%w: %d bytes left over in an int column", errColumns, len(rest))
+	}
+	return bd.ints, nil
+}
+
+// int32Column is intColumn for a column whose values must fit an int32.
+func (bd *batchDec) int32Column(cols []column, name string, n int) ([]int64, error) {
+	v, err := bd.intColumn(cols, name, n)
+	if err != nil {
+		return nil, err
+	}
+	for _, x := range v {
+		if x < -maxInt32 || x > maxInt32 {
+			return nil, fmt.Errorf("%w: %s %d out of range", errColumns, name, x)
+		}
+	}
+	return v, nil
+}
+
+// varints decodes len(out) zigzag varints from b, each the difference
+// from the one before (the first from 0), into out, and returns the bytes
+// after them; ok is false when b ends early or holds a bad varint.
+func varints[T int64 | uint64](b []byte, out []T) (rest []byte, ok bool) {
+	var prev T
+	p := 0
+	for i := range out {
+		var u uint64
+		switch {
+		case p < len(b) && b[p] < 0x80: // one byte: most deltas
+			u = uint64(b[p])
+			p++
+		case p+8 <= len(b) && ^binary.LittleEndian.Uint64(b[p:])&stopBits != 0:
+			var k int
+			u, k = uvarint8(binary.LittleEndian.Uint64(b[p:]))
+			p += k
+		default:
+			var k int
+			if u, k = binary.Uvarint(b[p:]); k <= 0 {
+				return nil, false
+			}
+			p += k
+		}
+		prev += T(int64(u>>1) ^ -int64(u&1)) // wraps as the writer's uint64 deltas
+		out[i] = prev
+	}
+	return b[p:], true
+}
+
+// stopBits are the continuation bits of 8 varint bytes.
+const stopBits = 0x8080808080808080
+
+// uvarint8 decodes a varint of at most 8 bytes from the 8 bytes w (little
+// endian), one of which ends it, without a loop: it returns the value and
+// its length.
+func uvarint8(w uint64) (uint64, int) {
+	n := bits.TrailingZeros64(^w&stopBits)/8 + 1
+	w &= ^uint64(0) >> (64 - 8*n)
+	return w&0x7f | w>>1&(0x7f<<7) | w>>2&(0x7f<<14) | w>>3&(0x7f<<21) |
+		w>>4&(0x7f<<28) | w>>5&(0x7f<<35) | w>>6&(0x7f<<42) | w>>7&(0x7f<<49), n
+}
+
+// cpuRows decodes the CPU table: ids always, places, figures (into vals)
+// and registers as parts selects.
+func (bd *batchDec) cpuRows(n int, names []string, vals []Value, parts Parts) error {
+	cols, rows := bd.cols[1], bd.cpus
+	ids, err := bd.intColumn(cols, "cpu", n)
+	if err != nil {
+		return err
+	}
+	for i, x := range ids {
+		if x < -maxInt32 || x > maxInt32 {
+			return fmt.Errorf("%w: cpu %d out of range", errColumns, x)
+		}
+		rows[i].CPU = int(x)
+	}
+	if parts&PartCPUPlaces != 0 {
+		if err := bd.cpuPlaces(n); err != nil {
+			return err
+		}
+	}
+	if parts&PartCPUFigures != 0 {
+		nc := len(names)
+		for i := range rows {
+			rows[i].Values = rowValues(vals, i, nc, nc, 0)
+		}
+		for j, name := range names {
+			if err := bd.floatColumn(cols, prefixValue, name, n, vals, j, nc); err != nil {
+				return err
+			}
+		}
+	}
+	if parts&(PartCPURegs|PartCPURegColumns) == 0 {
+		return nil
+	}
+	rcs, total, err := bd.regColumns(1, n)
+	if err != nil {
+		return err
+	}
+	if parts&PartCPURegColumns != 0 {
+		bd.byRow(rcs, n)
+	}
+	if parts&PartCPURegs != 0 {
+		for i, r := range bd.rowRegs(rcs, total, n) {
+			rows[i].Regs = r
+		}
+	}
+	return nil
+}
+
+// rowValues returns row i's n values, from off on in a row, of a table
+// whose rows are stride values apart in vals: nil when n is 0, as JSON
+// without the field.
+func rowValues(vals []Value, i, n, stride, off int) []Value {
+	if n == 0 {
+		return nil
+	}
+	lo := i*stride + off
+	return vals[lo : lo+n : lo+n]
+}
+
+// cpuPlaces decodes the CPU table's core, package and core type.
+func (bd *batchDec) cpuPlaces(n int) error {
+	cols, rows := bd.cols[1], bd.cpus
+	for k, name := range []string{"core", "package"} {
+		v, err := bd.int32Column(cols, name, n)
+		if err != nil {
+			return err
+		}
+		for i, x := range v {
+			if k == 0 {
+				rows[i].Core = int(x)
+			} else {
+				rows[i].Package = int(x)
+			}
+		}
+	}
+	idx, err := bd.stringColumn(cols, "core_type", n)
+	if idx == nil {
+		for i := range rows {
+			rows[i].CoreType = ""
+		}
+	}
+	for i, k := range idx {
+		rows[i].CoreType = bd.strs[k]
+	}
+	return err
+}
+
+func (bd *batchDec) packageRows(n int, names []string, vals []Value) error {
+	cols, rows := bd.cols[2], bd.pkgs
+	v, err := bd.int32Column(cols, "package", n)
+	if err != nil {
+		return err
+	}
+	np := len(names)
+	for i, x := range v {
+		rows[i].Package = int(x)
+		rows[i].Values = rowValues(vals, i, np, np, 0)
+	}
+	for j, name := range names {
+		if err := bd.floatColumn(cols, prefixValue, name, n, vals, j, np); err != nil {
+			return err
+		}
+	}
+	rcs, total, err := bd.regColumns(2, n)
+	if err != nil {
+		return err
+	}
+	for i, r := range bd.rowRegs(rcs, total, n) {
+		rows[i].Regs = r
+	}
+	return nil
+}
+
+func (bd *batchDec) summaryRows(n int, names, pkgNames []string, vals []Value) error {
+	cols, rows := bd.cols[3], bd.sums
+	nc, np := len(names), len(pkgNames)
+	idx, err := bd.stringColumn(cols, "type", n)
+	if err != nil {
+		return err
+	}
+	for i, k := range idx {
+		rows[i].Type = bd.strs[k]
+	}
+	v, err := bd.int32Column(cols, "cpus", n)
+	if err != nil {
+		return err
+	}
+	for i, x := range v {
+		rows[i].CPUs = int(x)
+		rows[i].Values = rowValues(vals, i, nc, nc+np, 0)
+		rows[i].PackageValues = rowValues(vals, i, np, nc+np, nc)
+	}
+	for j, name := range names {
+		if err := bd.floatColumn(cols, prefixValue, name, n, vals, j, nc+np); err != nil {
+			return err
+		}
+	}
+	for j, name := range pkgNames {
+		if err := bd.floatColumn(cols, prefixPkgValue, name, n, vals, nc+j, nc+np); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// stringColumn decodes a dictionary column of n rows: the dictionary into
+// bd.strs, and each row's index into it; a missing column gives no rows
+// (their strings stay empty).
+func (bd *batchDec) stringColumn(cols []column, name string, n int) ([]int, error) {
+	c := findColumn(cols, "", name)
+	if c == nil {
+		return nil, nil
+	}
+	if c.kind != kindString {
+		return nil, fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, name, c.kind, kindString)
+	}
+	d := &colDec{b: c.data}
+	bd.strs = bd.strs[:0]
+	for range d.count(len(c.data), "strings") {
+		bd.strs = append(bd.strs, bd.intern(d.bytes(d.count(len(d.b), "string bytes"))))
+	}
+	bd.strIdx = grow(bd.strIdx, n)
+	for i := range n {
+		bd.strIdx[i] = d.count(len(bd.strs)-1, "string index")
+		if d.err != nil {
+			return nil, d.err
+		}
+	}
+	d.done("a string column")
+	return bd.strIdx, d.err
+}
+
+// presence says which rows of an optional column have a value.
+type presence struct {
+	mode byte
+	bm   []byte
+}
+
+// readPresence decodes an optional column's presence.
+func readPresence(d *colDec, n int) presence {
+	p := presence{mode: d.byte1()}
+	switch p.mode {
+	case presentAll, presentNone:
+	case presentBitmap:
+		p.bm = d.bytes((n + 7) / 8)
+	default:
+		d.fail("unknown presence mode %d", p.mode)
+	}
+	return p
+}
+
+// has reports whether row i has a value.
+func (p presence) has(i int) bool {
+	switch p.mode {
+	case presentAll:
+		return true
+	case presentBitmap:
+		return i/8 < len(p.bm) && p.bm[i/8]&(1<<(i%8)) != 0
+	}
+	return false
+}
+
+// count returns how many of n rows have a value.
+func (p presence) count(n int) int {
+	switch p.mode {
+	case presentAll:
+		return n
+	case presentBitmap:
+		k := 0
+		for i, b := range p.bm {
+			if rest := n - 8*i; rest < 8 {
+				b &= 1<<rest - 1
+			}
+			k += bits.OnesCount8(b)
+		}
+		return k
+	}
+	return 0
+}
+
+// floatColumn decodes the float column prefix+name of n rows into
+// dst[off], dst[off+stride], ... dst[off+(n-1)*stride]: NA for rows
+// without a value, and for every row when the table lacks the column.
+func (bd *batchDec) floatColumn(cols []column, prefix, name string, n int, dst []Value, off, stride int) error {
+	if n == 0 {
+		return nil
+	}
+	dst = dst[off:]
+	c := findColumn(cols, prefix, name)
+	if c == nil {
+		for i := range n {
+			dst[i*stride] = NA()
+		}
+		return nil
+	}
+	if c.kind != kindFloat {
+		return fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, c.name, c.kind, kindFloat)
+	}
+	d := &colDec{b: c.data}
+	p := readPresence(d, n)
+	v, err := bd.floatValues(d, name, p.count(n))
+	if err != nil {
+		return err
+	}
+	if p.mode == presentAll {
+		for i, x := range v {
+			dst[i*stride] = Value(x)
+		}
+		return nil
+	}
+	k := 0
+	for i := range n {
+		dst[i*stride] = NA()
+		if p.has(i) {
+			dst[i*stride] = Value(v[k])
+			k++
+		}
+	}
+	return nil
+}
+
+// floatValues decodes the m values of a float column after its presence.
+func (bd *batchDec) floatValues(d *colDec, name string, m int) ([]float64, error) {
+	rep := d.byte1()
+	exp := 0
+	if rep == floatDecimal {
+		exp = int(d.byte1())
+	}
+	switch {
+	case rep == floatDecimal && exp > maxDecimals:
+		d.fail("column %s: %d decimals", name, exp)
+	case rep != floatDecimal && rep != floatBits:
+		d.fail("column %s: unknown float representation %d", name, rep)
+	}
+	if d.err != nil {
+		return nil, d.err
+	}
+	bd.floats = grow(bd.floats, m)
+	if rep == floatBits {
+		b := d.bytes(8 * m)
+		var prev uint64
+		for i := range bd.floats[:len(b)/8] {
+			prev ^= binary.LittleEndian.Uint64(b[8*i:])
+			bd.floats[i] = math.Float64frombits(prev)
+		}
+	} else {
+		bd.ints = grow(bd.ints, m)
+		rest, ok := varints(d.b, bd.ints)
+		if !ok {
+			d.fail("bad varint")
+		}
+		d.b = rest
+		scale := pow10[exp]
+		for i, x := range bd.ints {
+			bd.floats[i] = float64(x) / scale
+		}
+	}
+	d.done("a float column")
+	return bd.floats, d.err
+}
+
+// parseHex32 parses "0x" and 1 to 8 lower-case hex digits.
+func parseHex32(b []byte) (uint32, bool) {
+	if len(b) < 3 || len(b) > 10 || b[0] != '0' || b[1] != 'x' {
+		return 0, false
+	}
+	var v uint32
+	for _, c := range b[2:] {
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint32(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint32(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// regColumn is a register column of a table, its values decoded.
+type regColumn struct {
+	msr  uint32
+	has  presence
+	vals []uint64 // the values of the rows that have one, in order
+}
+
+// rowRegs gives each of a table's n rows its registers, in column order,
+// each row's a slice of bd.regs after those of the tables decoded before,
+// and returns them (valid until the next call).
+func (bd *batchDec) rowRegs(rcs []regColumn, total, n int) [][]Reg {
+	bd.regRows = resize(bd.regRows, n)
+	if len(rcs) == 0 {
+		return bd.regRows
+	}
+	from := bd.regsFrom
+	bd.regsFrom += total
+	bd.regs = grow(bd.regs, bd.regsFrom)
+	buf := bd.regs[from:bd.regsFrom]
+	if k := len(rcs); total == n*k { // every row has every register
+		for i := range n {
+			r := buf[i*k : (i+1)*k : (i+1)*k]
+			for j := range rcs {
+				r[j] = Reg{rcs[j].msr, rcs[j].vals[i]}
+			}
+			bd.regRows[i] = r
+		}
+		return bd.regRows
+	}
+	for i := range n {
+		k := 0
+		for _, rc := range rcs {
+			if rc.has.has(i) {
+				k++
+			}
+		}
+		if k > 0 {
+			bd.regRows[i], buf = buf[:0:k], buf[k:]
+		}
+	}
+	for _, rc := range rcs {
+		k := 0
+		for i := range n {
+			if rc.has.has(i) {
+				bd.regRows[i] = append(bd.regRows[i], Reg{rc.msr, rc.vals[k]})
+				k++
+			}
+		}
+	}
+	return bd.regRows
+}
+
+// byRow sets bd.cpuRegCols, the CPU table's registers by row, from its
+// register columns.
+func (bd *batchDec) byRow(rcs []regColumn, n int) {
+	spread := 0
+	for _, rc := range rcs {
+		if rc.has.mode != presentAll {
+			spread++
+		}
+	}
+	bd.spreadVals, bd.spreadHas = grow(bd.spreadVals, spread*n), grow(bd.spreadHas, spread*n)
+	vals, has := bd.spreadVals, bd.spreadHas
+	for _, rc := range rcs {
+		c := RegColumn{MSR: rc.msr, Values: rc.vals}
+		if rc.has.mode != presentAll {
+			c.Values, c.Has, vals, has = vals[:n:n], has[:n:n], vals[n:], has[n:]
+			k := 0
+			for i := range n {
+				c.Values[i], c.Has[i] = 0, rc.has.has(i)
+				if c.Has[i] {
+					c.Values[i] = rc.vals[k]
+					k++
+				}
+			}
+		}
+		bd.cpuRegCols = append(bd.cpuRegCols, c)
+	}
+}
+
+// regColumns decodes the register columns of table t, of n rows, and
+// returns them (valid until the table's next decode) with how many
+// values they hold.
+func (bd *batchDec) regColumns(t, n int) ([]regColumn, int, error) {
+	rcs, buf := bd.regCols[t][:0], bd.regVals[t][:0]
+	cols, total := bd.cols[t], 0
+	for i := range cols {
+		c := &cols[i]
+		if !bytes.HasPrefix(c.name, []byte(prefixReg)) {
+			continue
+		}
+		m, ok := parseHex32(c.name[len(prefixReg):])
+		if !ok || c.kind != kindUint64 {
+			return nil, 0, fmt.Errorf("%w: register column %q", errColumns, c.name)
+		}
+		has, vals, rest, err := uint64Column(c, n, buf)
+		if err != nil {
+			return nil, 0, err
+		}
+		buf, total = rest, total+len(vals)
+		rcs = append(rcs, regColumn{msr: m, has: has, vals: vals})
+	}
+	bd.regCols[t], bd.regVals[t] = rcs, buf
+	return rcs, total, nil
+}
+
+// uint64Column decodes an optional uint64 column of n rows: its presence,
+// and the values of the rows that have one, appended to buf, which it
+// returns too (values appended before stay valid when buf must grow:
+// they keep the old array).
+func uint64Column(c *column, n int, buf []uint64) (has presence, vals, rest []uint64, err error) {
+	d := &colDec{b: c.data}
+	has = readPresence(d, n)
+	if d.err != nil {
+		return presence{}, nil, nil, d.err
+	}
+	k := has.count(n)
+	if cap(buf)-len(buf) < k {
+		buf = make([]uint64, 0, 2*cap(buf)+k)
+	}
+	vals = buf[len(buf) : len(buf)+k]
+	if left, ok := varints(d.b, vals); !ok || len(left) != 0 {
+		return presence{}, nil, nil, fmt.Errorf("%w: column %s holds %d bytes for %d values", errColumns, c.name, len(c.data), k)
+	}
+	return has, vals, buf[:len(buf)+k], nil
+}
+
+// decodeTrace decodes a columnar trace payload.
+func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
+	d := &colDec{b: p}
+	t := Trace{Run: d.count(maxInt32, "run id"), Lost: d.uvarint()}
+	var n int
+	n, bd.cols[0] = d.table(bd.cols[0][:0])
+	d.done("trace record")
+	if d.err != nil {
+		return Trace{}, d.err
+	}
+	bd.events = resize(bd.events, n)
+	if err := bd.traceInts(n); err != nil {
+		return Trace{}, err
+	}
+	if err := bd.traceFlags(n); err != nil {
+		return Trace{}, err
+	}
+	for _, name := range []string{"value", "old"} {
+		c := findColumn(bd.cols[0], "", name)
+		if c == nil && name == "old" {
+			break
+		}
+		if c == nil || c.kind != kindUint64 {
+			return Trace{}, fmt.Errorf("%w: column %s missing or not uint64", errColumns, name)
+		}
+		has, v, buf, err := uint64Column(c, n, bd.regVals[0][:0])
+		if err != nil {
+			return Trace{}, err
+		}
+		bd.regVals[0] = buf
+		for i, k := 0, 0; i < n; i++ {
+			if !has.has(i) {
+				continue
+			}
+			if name == "value" {
+				bd.events[i].Value = v[k]
+			} else {
+				bd.events[i].Old = v[k]
+			}
+			k++
+		}
+	}
+	if n > 0 {
+		t.Events = bd.events
+	}
+	return t, nil
+}
+
+// traceInts decodes a trace batch's integer columns.
+func (bd *batchDec) traceInts(n int) error {
+	cols, ev := bd.cols[0], bd.events
+	for _, name := range []string{"time_ns", "cpu", "pid", "msr"} {
+		v, err := bd.intColumn(cols, name, n)
+		if err != nil {
+			return err
+		}
+		for i, x := range v {
+			switch {
+			case name == "time_ns":
+				ev[i].TimeNs = x
+			case name == "msr" && (x < 0 || x > math.MaxUint32):
+				return fmt.Errorf("%w: MSR %#x out of range", errColumns, x)
+			case name == "msr":
+				ev[i].MSR = uint32(x)
+			case x < -maxInt32 || x > maxInt32:
+				return fmt.Errorf("%w: %s %d out of range", errColumns, name, x)
+			case name == "cpu":
+				ev[i].CPU = int(x)
+			default:
+				ev[i].PID = int(x)
+			}
+		}
+	}
+	return nil
+}
+
+// traceFlags decodes a trace batch's comm, failed and emulated columns.
+func (bd *batchDec) traceFlags(n int) error {
+	cols, ev := bd.cols[0], bd.events
+	idx, err := bd.stringColumn(cols, "comm", n)
+	if err != nil {
+		return err
+	}
+	for i, k := range idx {
+		ev[i].Comm = bd.strs[k]
+	}
+	for _, name := range []string{"failed", "emulated"} {
+		c := findColumn(cols, "", name)
+		if c == nil {
+			continue
+		}
+		if c.kind != kindBool || len(c.data) != (n+7)/8 {
+			return fmt.Errorf("%w: column %s", errColumns, name)
+		}
+		for i := range n {
+			if c.data[i/8]&(1<<(i%8)) == 0 {
+				continue
+			}
+			if name == "failed" {
+				ev[i].Failed = true
+			} else {
+				ev[i].Emulated = true
+			}
+		}
+	}
+	return nil
+}
