@@ -2,11 +2,7 @@
 package export
 
 import (
-	"cmp"
-	"encoding/csv"
-	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strconv"
 	"time"
@@ -44,7 +40,7 @@ func WriteCSV(w io.Writer, rec *recording.Recording) error {
 	for _, run := range rec.Runs {
 		cw.samples(run.Start, run.CPUColumns, run.PackageColumns, run.Samples)
 	}
-	return cw.flush()
+	return cw.close()
 }
 
 // WriteCSVFile writes the CSV of the recording at path, as WriteCSV would,
@@ -54,44 +50,8 @@ func WriteCSV(w io.Writer, rec *recording.Recording) error {
 // path that is not a regular file (a pipe) is read whole, once. It returns
 // the recording read (without samples), whose Issue says what was lost.
 func WriteCSVFile(w io.Writer, path string) (*recording.Recording, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, err
-	}
-	if !st.Mode().IsRegular() {
-		rec, err := recording.ReadFile(path)
-		if err != nil {
-			return nil, err
-		}
-		return rec, WriteCSV(w, rec)
-	}
-	var l layout
-	first, err := recording.ScanFile(path, func(r recording.Record) error {
-		if b, ok := r.(recording.Samples); ok {
-			for _, s := range b.Samples {
-				l.addRegs(s)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	cw := newCSV(w, l.columns(first.Runs))
-	starts := map[int]recording.RunStart{}
-	for _, run := range first.Runs {
-		starts[run.Start.Run] = run.Start
-	}
-	rec, err := recording.ScanFile(path, func(r recording.Record) error {
-		if b, ok := r.(recording.Samples); ok {
-			cw.samples(starts[b.Run], b.CPUColumns, b.PackageColumns, b.Samples)
-		}
-		return cw.err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return rec, cw.flush()
+	return scanTwice(path, func(l *layout) rowSink { return newCSV(w, l) },
+		func(rec *recording.Recording) error { return WriteCSV(w, rec) })
 }
 
 // layout is what the header needs: the figure columns of the runs, and
@@ -114,6 +74,19 @@ func (l *layout) addRegs(s recording.Sample) {
 	}
 }
 
+// addBatch adds the registers of a batch scanned with
+// recording.PartCPURegColumns and PartPackages.
+func (l *layout) addBatch(b recording.Samples) {
+	for _, c := range b.CPURegs {
+		if c.Has == nil && len(c.Values) > 0 || slices.Contains(c.Has, true) {
+			l.cpuRegs = addReg(l.cpuRegs, c.MSR)
+		}
+	}
+	for _, s := range b.Samples {
+		l.addRegs(s)
+	}
+}
+
 // columns sets the figure columns from the runs' and returns the header.
 func (l *layout) columns(runs []*recording.Run) *layout {
 	for _, run := range runs {
@@ -123,13 +96,29 @@ func (l *layout) columns(runs []*recording.Run) *layout {
 	return l
 }
 
-// csvOut writes the rows of sample batches; the first error sticks.
+// csvOut writes the rows of sample batches as encoding/csv would write
+// them (the same bytes), formatting into a buffer written out in large
+// pieces; the first error sticks.
 type csvOut struct {
-	cw   *csv.Writer
-	l    *layout
-	line []string
-	err  error
+	w   io.Writer
+	b   []byte
+	l   *layout
+	err error
+	// prefix is the current sample's fixed fields up to the row kind.
+	prefix []byte
+	// figs and regs are a row's figure and register cells in the
+	// header's order (NA, or has false, where empty); decimals the
+	// decimals each figure column had last (a hint for appendValue).
+	figs     []recording.Value
+	decimals []int
+	// same: the batch's CPU columns are the layout's.
+	same bool
+	regs []uint64
+	has  []bool
 }
+
+// flushAt is the buffered output that makes a write.
+const flushAt = 256 << 10
 
 func newCSV(w io.Writer, l *layout) *csvOut {
 	header := FixedColumns()
@@ -138,8 +127,16 @@ func newCSV(w io.Writer, l *layout) *csvOut {
 	for _, m := range append(slices.Clone(l.cpuRegs), l.pkgRegs...) {
 		header = append(header, summary.RegName(m))
 	}
-	c := &csvOut{cw: csv.NewWriter(w), l: l, line: make([]string, len(header))}
-	c.err = c.cw.Write(header)
+	nf, nr := len(l.cpuCols)+len(l.pkgCols), len(l.cpuRegs)+len(l.pkgRegs)
+	c := &csvOut{w: w, b: make([]byte, 0, flushAt+64<<10), l: l,
+		figs: make([]recording.Value, nf), decimals: make([]int, nf), regs: make([]uint64, nr), has: make([]bool, nr)}
+	for i, h := range header {
+		if i > 0 {
+			c.b = append(c.b, ',')
+		}
+		c.b = appendField(c.b, h)
+	}
+	c.b = append(c.b, '\n')
 	return c
 }
 
@@ -147,54 +144,140 @@ func newCSV(w io.Writer, l *layout) *csvOut {
 // figures are in the columns cpuCols and pkgCols.
 func (c *csvOut) samples(start recording.RunStart, cpuCols, pkgCols []string, samples []recording.Sample) {
 	l := c.l
-	nFixed, nCPU, nPkg := len(FixedColumns()), len(l.cpuCols), len(l.pkgCols)
 	ci, pi := indexes(l.cpuCols, cpuCols), indexes(l.pkgCols, pkgCols)
-	line := c.line
-	run := strconv.Itoa(start.Run)
-	for _, s := range samples {
+	c.same = len(ci) == len(l.cpuCols) && identity(ci)
+	for i := range samples {
+		s := &samples[i]
 		if c.err != nil {
 			return
 		}
-		at := time.Unix(0, s.TimeNs).UTC().Format(time.RFC3339Nano)
-		elapsed, interval := seconds(s.TimeNs-start.TimeNs), seconds(s.IntervalNs)
-		fixed := func(kind, typ string, pkg, core, cpu string) {
-			clear(line)
-			line[0], line[1], line[2], line[3], line[4] = run, start.Side, at, elapsed, interval
-			line[5], line[6], line[7], line[8], line[9] = kind, typ, pkg, core, cpu
+		c.samplePrefix(start, s)
+		for j := range s.CPUs {
+			r := &s.CPUs[j]
+			c.cells(ci, r.Values, pi, nil, r.Regs, nil)
+			c.row(RowCPU, r.CoreType, 3, r.Package, r.Core, r.CPU)
 		}
-		for _, r := range s.CPUs {
-			fixed(RowCPU, r.CoreType, strconv.Itoa(r.Package), strconv.Itoa(r.Core), strconv.Itoa(r.CPU))
-			fill(line[nFixed:], ci, r.Values)
-			regCols(line[nFixed+nCPU+nPkg:], l.cpuRegs, r.Regs)
-			c.write()
+		for j := range s.Packages {
+			p := &s.Packages[j]
+			c.cells(nil, nil, pi, p.Values, nil, p.Regs)
+			c.row(RowPackage, "", 1, p.Package, 0, 0)
 		}
-		for _, p := range s.Packages {
-			fixed(RowPackage, "", strconv.Itoa(p.Package), "", "")
-			fill(line[nFixed+nCPU:], pi, p.Values)
-			regCols(line[nFixed+nCPU+nPkg+len(l.cpuRegs):], l.pkgRegs, p.Regs)
-			c.write()
-		}
-		for _, m := range s.Summaries {
-			fixed(RowSummary, m.Type, "", "", "")
-			fill(line[nFixed:], ci, m.Values)
-			fill(line[nFixed+nCPU:], pi, m.PackageValues)
-			c.write()
+		for j := range s.Summaries {
+			m := &s.Summaries[j]
+			c.cells(ci, m.Values, pi, m.PackageValues, nil, nil)
+			c.row(RowSummary, m.Type, 0, 0, 0, 0)
 		}
 	}
 }
 
+// samplePrefix sets the fixed fields that every row of sample s shares.
+func (c *csvOut) samplePrefix(start recording.RunStart, s *recording.Sample) {
+	b := strconv.AppendInt(c.prefix[:0], int64(start.Run), 10)
+	b = append(b, ',')
+	b = appendField(b, start.Side)
+	b = append(b, ',')
+	b = time.Unix(0, s.TimeNs).UTC().AppendFormat(b, time.RFC3339Nano)
+	b = append(b, ',')
+	b = appendSeconds(b, s.TimeNs-start.TimeNs)
+	b = append(b, ',')
+	b = appendSeconds(b, s.IntervalNs)
+	c.prefix = append(b, ',')
+}
+
+// cells sets a row's figure and register cells: values of the run's CPU
+// columns (placed by ci) and package columns (by pi), registers of the
+// CPU and package register columns. A later value of a column that
+// appears twice wins, unless it is NA.
+func (c *csvOut) cells(ci []int, cpuVals []recording.Value, pi []int, pkgVals []recording.Value, cpuRegs, pkgRegs []recording.Reg) {
+	na := recording.NA()
+	for i := range c.figs {
+		c.figs[i] = na
+	}
+	clear(c.has)
+	nCPU, nCPURegs := len(c.l.cpuCols), len(c.l.cpuRegs)
+	if len(cpuVals) == nCPU && c.same {
+		copy(c.figs, cpuVals) // the usual case: the layout's columns
+	} else {
+		place(c.figs[:nCPU], ci, cpuVals)
+	}
+	place(c.figs[nCPU:], pi, pkgVals)
+	c.placeRegs(c.regs[:nCPURegs], c.has[:nCPURegs], c.l.cpuRegs, cpuRegs)
+	c.placeRegs(c.regs[nCPURegs:], c.has[nCPURegs:], c.l.pkgRegs, pkgRegs)
+}
+
+// identity reports whether idx maps each index to itself.
+func identity(idx []int) bool {
+	for i, x := range idx {
+		if x != i {
+			return false
+		}
+	}
+	return true
+}
+
+// place puts each valid value vals[i] at dst[idx[i]].
+func place(dst []recording.Value, idx []int, vals []recording.Value) {
+	for i, v := range vals {
+		if i < len(idx) && idx[i] >= 0 && v.Valid() {
+			dst[idx[i]] = v
+		}
+	}
+}
+
+// placeRegs puts each register at its column, of those in order.
+func (c *csvOut) placeRegs(dst []uint64, has []bool, order []uint32, regs []recording.Reg) {
+	for _, g := range regs {
+		if i, ok := slices.BinarySearch(order, g.MSR); ok {
+			dst[i], has[i] = g.Value, true
+		}
+	}
+}
+
+// row writes a row: the sample's fixed fields, the row's kind, type and
+// the first places of its package, core and CPU (the others empty), then
+// its cells.
+func (c *csvOut) row(kind, typ string, places, pkg, core, cpu int) {
+	b := append(c.b, c.prefix...)
+	b = append(b, kind...)
+	b = append(b, ',')
+	b = appendField(b, typ)
+	for i, x := range [3]int{pkg, core, cpu} {
+		b = append(b, ',')
+		if i < places {
+			b = appendDecimal(b, int64(x), 0)
+		}
+	}
+	for i, v := range c.figs {
+		b = append(b, ',')
+		if v.Valid() {
+			b = appendValue(b, float64(v), &c.decimals[i])
+		}
+	}
+	for i, v := range c.regs {
+		b = append(b, ',')
+		if c.has[i] {
+			b = appendHex(b, v)
+		}
+	}
+	c.b = append(b, '\n')
+	if len(c.b) >= flushAt {
+		c.write()
+	}
+}
+
+// write writes out the buffered output.
 func (c *csvOut) write() {
-	if c.err == nil {
-		c.err = c.cw.Write(c.line)
+	if c.err == nil && len(c.b) > 0 {
+		_, c.err = c.w.Write(c.b)
 	}
+	c.b = c.b[:0]
 }
 
-func (c *csvOut) flush() error {
-	if c.err != nil {
-		return c.err
-	}
-	c.cw.Flush()
-	return c.cw.Error()
+func (c *csvOut) failed() error { return c.err }
+
+func (c *csvOut) close() error {
+	c.write()
+	return c.err
 }
 
 func union(have, add []string) []string {
@@ -221,21 +304,3 @@ func indexes(all, cols []string) []int {
 	}
 	return out
 }
-
-func fill(dst []string, idx []int, vals []recording.Value) {
-	for i, v := range vals {
-		if i < len(idx) && idx[i] >= 0 && v.Valid() {
-			dst[idx[i]] = strconv.FormatFloat(float64(v), 'f', -1, 64)
-		}
-	}
-}
-
-func regCols(dst []string, order []uint32, regs []recording.Reg) {
-	for _, g := range regs {
-		if i, ok := slices.BinarySearchFunc(order, g.MSR, cmp.Compare); ok {
-			dst[i] = fmt.Sprintf("0x%x", g.Value)
-		}
-	}
-}
-
-func seconds(ns int64) string { return strconv.FormatFloat(float64(ns)/1e9, 'f', -1, 64) }

@@ -36,11 +36,10 @@ func scanTwice(path string, open func(*layout) rowSink, whole func(*recording.Re
 		return rec, whole(rec)
 	}
 	var l layout
-	first, err := recording.ScanFile(path, func(r recording.Record) error {
+	// The first scan needs the registers alone: the CPU rows' as columns.
+	first, err := recording.ScanFileParts(path, recording.PartCPURegColumns|recording.PartPackages, func(r recording.Record) error {
 		if b, ok := r.(recording.Samples); ok {
-			for _, s := range b.Samples {
-				l.addRegs(s)
-			}
+			l.addBatch(b)
 		}
 		return nil
 	})
