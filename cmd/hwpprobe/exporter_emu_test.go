@@ -14,6 +14,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 )
 
 // snapJSON is the part of `snapshot --json` the exporter tests compare.
@@ -33,24 +37,46 @@ type snapJSON struct {
 	} `json:"groups"`
 }
 
-// emuSession runs the exporter under `hwpemu run mtl-165u` after a
-// `snapshot --json`; touching dir/switch makes the session switch cpu4 to
-// the performance governor (then dir/switched appears), touching dir/stop
-// ends it (at the latest after the test). Every wait in the script is
-// bounded, and the session is killed after 3 minutes.
-func emuSession(t *testing.T, dir string) {
+// Under `hwpemu run --busy 0` mtl-165u's package draws its power.idle_w
+// (emu/machines/mtl-165u.yaml), and its 32-bit energy counter (units of
+// 2^-14 J) wraps at 2^18 J; started at emuEnergyStart it wraps about 15 s
+// into the session, while Prometheus scrapes the exporter.
+const (
+	emuIdleWatts   = 0.8
+	emuWrapJoules  = 1 << 18
+	emuEnergyStart = emuWrapJoules - 15*emuIdleWatts
+)
+
+// emuSession runs the exporter on addr under `hwpemu run --busy 0
+// --energy-start emuEnergyStart mtl-165u` after a `snapshot --json`. In
+// the session, dir/wrapped gets the time (Unix seconds) at which the
+// package energy counter wrapped; touching dir/switch makes it switch cpu4
+// to the performance governor, then dir/switched gets the time the switch
+// was done and dir/writes the register writes it caused ("msr count"
+// lines); touching dir/stop ends it (at the latest after the test). Every
+// wait in the script is bounded, and the session is killed after 3
+// minutes.
+func emuSession(t *testing.T, dir, addr string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	hwpemu := hwpemuBin(t)
-	script := `D=$1; H=$2
+	script := `D=$1; H=$2; A=$3
 "$H" snapshot --json > $D/snap.json || exit 1
-"$H" exporter --listen 127.0.0.1:0 --min-interval 100ms 2> $D/log & P=$!
+"$H" exporter --listen $A --min-interval 100ms 2> $D/log & P=$!
 trap 'kill $P 2>/dev/null' EXIT
+E=/sys/class/powercap/intel-rapl:0/energy_uj
+(last=$(cat $E); i=0; while [ $i -lt 1200 ]; do
+	v=$(cat $E); [ "$v" -lt "$last" ] && { date +%s.%N > $D/wrapped.tmp; mv $D/wrapped.tmp $D/wrapped; break; }
+	last=$v; sleep 0.1; i=$((i+1)); done) &
 i=0; while [ ! -e $D/switch ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done
 echo performance > /sys/devices/system/cpu/cpu4/cpufreq/scaling_governor
-touch $D/switched
+date +%s.%N > $D/switched.tmp
+awk '$8 == "sh" { n[$4]++ } END { for (m in n) print m, n[m] }' /sys/devices/system/cpu/hwpemu_msr_writes > $D/writes
+mv $D/switched.tmp $D/switched
 i=0; while [ ! -e $D/stop ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done`
-	cmd := exec.CommandContext(ctx, hwpemu, "run", "mtl-165u", "--", "sh", "-c", script, "sh", dir, hwpprobeBin)
+	energy := strconv.FormatFloat(emuEnergyStart, 'f', -1, 64)
+	cmd := exec.CommandContext(ctx, hwpemu, "run", "--busy", "0", "--energy-start", energy, "mtl-165u", "--",
+		"sh", "-c", script, "sh", dir, hwpprobeBin, addr)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := os.Create(filepath.Join(dir, "hwpemu.out"))
 	if err != nil {
@@ -78,6 +104,29 @@ i=0; while [ ! -e $D/stop ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done`
 	})
 }
 
+// sessionTime waits for the session to write a time into dir/name and
+// returns it.
+func sessionTime(t *testing.T, ctx context.Context, dir, name string) time.Time {
+	t.Helper()
+	var at time.Time
+	err := poll(ctx, func() error {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		sec, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64)
+		if err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		at = time.Unix(0, int64(sec*1e9))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}
+
 // freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
 func freePort(t *testing.T) string {
 	t.Helper()
@@ -90,7 +139,7 @@ func freePort(t *testing.T) string {
 }
 
 // startPrometheus runs Debian's prometheus on 127.0.0.1, scraping target
-// every second, with its storage in a temporary directory.
+// every second, with its storage and log (prometheus.log) in dir.
 func startPrometheus(t *testing.T, dir, target string) string {
 	t.Helper()
 	cfg := filepath.Join(dir, "prometheus.yml")
@@ -100,6 +149,9 @@ func startPrometheus(t *testing.T, dir, target string) string {
 		t.Fatal(err)
 	}
 	addr := freePort(t)
+	for addr == target {
+		addr = freePort(t)
+	}
 	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,8 +181,9 @@ type promSample struct {
 	Value  [2]any            `json:"value"`
 }
 
-// promQuery runs an instant query and returns the series with their values.
-func promQuery(ctx context.Context, addr, q string) (map[string]float64, error) {
+// promQuery runs an instant query and returns the series' values by
+// their label key.
+func promQuery(ctx context.Context, addr, q, key string) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/query?query="+url.QueryEscape(q), nil)
@@ -161,9 +214,66 @@ func promQuery(ctx context.Context, addr, q string) (map[string]float64, error) 
 		if err != nil {
 			return nil, fmt.Errorf("query %s: value %v", q, s.Value)
 		}
-		out[s.Metric["cpu"]] = v
+		out[s.Metric[key]] = v
 	}
 	return out, nil
+}
+
+// promPoint is one raw sample of a series.
+type promPoint struct {
+	at time.Time
+	v  float64
+}
+
+// promRange runs an instant query for a range vector (`metric{...}[1m]`)
+// of one series and returns its raw samples, oldest first.
+func promRange(ctx context.Context, addr, q string) ([]promPoint, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/query?query="+url.QueryEscape(q), nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var r struct {
+		Status string `json:"status"`
+		Data   struct {
+			Result []struct {
+				Values [][2]any `json:"values"`
+			} `json:"result"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+		return nil, fmt.Errorf("query %s: %w", q, err)
+	}
+	if r.Status != "success" || len(r.Data.Result) != 1 {
+		return nil, fmt.Errorf("query %s: status %q, %d series; want one", q, r.Status, len(r.Data.Result))
+	}
+	var out []promPoint
+	for _, p := range r.Data.Result[0].Values {
+		at, _ := p[0].(float64)
+		str, _ := p[1].(string)
+		v, err := strconv.ParseFloat(str, 64)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: sample %v", q, p)
+		}
+		out = append(out, promPoint{time.UnixMilli(int64(at * 1e3)), v})
+	}
+	return out, nil
+}
+
+// after returns the samples taken after t.
+func after(ps []promPoint, t time.Time) []promPoint {
+	for i, p := range ps {
+		if p.at.After(t) {
+			return ps[i:]
+		}
+	}
+	return nil
 }
 
 // readSnapshot reads the session's `snapshot --json`: the EPP register
@@ -194,20 +304,25 @@ func readSnapshot(t *testing.T, path string) (map[string]float64, map[string]str
 	return epp, str
 }
 
-// TestExporterEmulated runs the exporter under `hwpemu run mtl-165u` and
-// a real Prometheus server scraping it every second. The EPP per CPU
-// matches `snapshot --json` (register field and cpufreq string), the
-// package energy counter increases and Prometheus's rate of it is
-// positive; after the session switches cpu4 to the performance governor,
-// a scrape shows min == max and EPP 0 (intel_pstate's rule), Prometheus
-// shows EPP 0 for cpu4, and the emulated HWP_REQUEST writes are counted.
+// TestExporterEmulated runs the exporter under `hwpemu run --busy 0
+// mtl-165u` with a real Prometheus server scraping it every second from
+// before it starts. Through Prometheus's query API: the EPP per CPU
+// matches `snapshot --json` (register field and cpufreq string); the
+// package energy counter never goes down across the emulated counter's
+// 32-bit wrap, which Prometheus saw happen, and its rate is the model's
+// idle power within 5% (from the first to the last sample); after the session switches cpu4 to the
+// performance governor (a scrape then shows min == max and EPP 0,
+// intel_pstate's rule), the second of Prometheus's scrapes after the
+// switch and every later one show EPP 0, and the register-write counters
+// of the switching shell match the emulated machine's write log.
 func TestExporterEmulated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
-	emuSession(t, dir)
-	addr, err := exporterAddr(ctx, filepath.Join(dir, "log"))
-	if err != nil {
+	addr := freePort(t)
+	prom := startPrometheus(t, dir, addr)
+	emuSession(t, dir, addr)
+	if _, err := exporterAddr(ctx, filepath.Join(dir, "log")); err != nil {
 		t.Fatal(err)
 	}
 	wantEPP, wantStr := readSnapshot(t, filepath.Join(dir, "snap.json"))
@@ -223,63 +338,128 @@ func TestExporterEmulated(t *testing.T) {
 			t.Errorf("cpu%s: no cpufreq_info with epp=%q", cpu, wantStr[cpu])
 		}
 	}
-	pkg := map[string]string{"package": "0", "domain": "package"}
-	first, ok := m.value("hwpprobe_energy_joules_total", pkg)
-	if !ok {
-		t.Fatal("no hwpprobe_energy_joules_total{domain=\"package\"}")
-	}
-	err = poll(ctx, func() error {
-		m, err := scrape(ctx, addr)
-		if err != nil {
-			return err
-		}
-		if v, _ := m.value("hwpprobe_energy_joules_total", pkg); v <= first {
-			return fmt.Errorf("package energy %v J, not above the first scrape's %v J", v, first)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	prom := startPrometheus(t, dir, addr)
-	promWait(t, ctx, prom, "hwpprobe_hwp_request_epp", wantEPP)
-	err = poll(ctx, func() error {
-		r, err := promQuery(ctx, prom, `rate(hwpprobe_energy_joules_total{domain="package"}[5s])`)
-		if err != nil || r[""] <= 0 {
-			return fmt.Errorf("package power rate %v, %v; want > 0", r, err)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	promWait(t, ctx, dir, prom, "cpu", "hwpprobe_hwp_request_epp", wantEPP)
+	energyWrap(t, ctx, dir, prom)
 	governorSwitch(t, ctx, dir, addr)
+	switchWithin(t, ctx, dir, prom, 2)
 	wantEPP["4"] = 0
-	promWait(t, ctx, prom, "hwpprobe_hwp_request_epp", wantEPP)
-	promWait(t, ctx, prom, `sum by (cpu) (hwpprobe_msr_writes_total{msr="0x774",origin="emulated",comm="sh"}) > 0`, map[string]float64{"": 1})
+	promWait(t, ctx, dir, prom, "cpu", "hwpprobe_hwp_request_epp", wantEPP)
+	promWait(t, ctx, dir, prom, "msr", `hwpprobe_msr_writes_total{origin="emulated",comm="sh"}`, sessionWrites(t, dir))
 }
 
-// promWait polls Prometheus until query gives want (per cpu label;
-// values above 0 match a want of 1 for the "> 0" filters).
-func promWait(t *testing.T, ctx context.Context, prom, query string, want map[string]float64) {
+// energyWrap waits for the emulated energy counter's wrap and two of
+// Prometheus's scrapes after it, and checks the package energy series:
+// scraped before the wrap too, never lower than before, rising at the
+// model's idle power.
+func energyWrap(t *testing.T, ctx context.Context, dir, prom string) {
 	t.Helper()
+	wrapped := sessionTime(t, ctx, dir, "wrapped")
+	const series = `hwpprobe_energy_joules_total{domain="package"}`
+	var ps []promPoint
 	err := poll(ctx, func() error {
-		r, err := promQuery(ctx, prom, query)
-		if err != nil {
+		var err error
+		if ps, err = promRange(ctx, prom, series+"[10m]"); err != nil {
 			return err
 		}
-		if len(r) != len(want) {
-			return fmt.Errorf("%s: %d series %v, want %d", query, len(r), r, len(want))
-		}
-		for k, v := range r {
-			if w, ok := want[k]; !ok || (v != w && !(w == 1 && v > 0 && strings.Contains(query, "> 0"))) {
-				return fmt.Errorf("%s: %v, want %v", query, r, want)
-			}
+		if n := len(after(ps, wrapped)); n < 2 {
+			return fmt.Errorf("%d samples after the wrap", n)
 		}
 		return nil
 	})
 	if err != nil {
-		b, _ := os.ReadFile(filepath.Join(filepath.Dir(prom), "prometheus.log"))
+		t.Fatal(err)
+	}
+	if len(after(ps, wrapped)) == len(ps) {
+		t.Fatalf("the energy counter wrapped at %v, before Prometheus's first sample at %v (the exporter took over 15 s to start)", wrapped, ps[0].at)
+	}
+	for i := 1; i < len(ps); i++ {
+		if ps[i].v < ps[i-1].v {
+			t.Errorf("package energy went down from %v J to %v J (%v -> %v; counter wrapped at %v)", ps[i-1].v, ps[i].v, ps[i-1].at, ps[i].at, wrapped)
+		}
+	}
+	first, last := ps[0], ps[len(ps)-1]
+	if w := (last.v - first.v) / last.at.Sub(first.at).Seconds(); w < emuIdleWatts*0.95 || w > emuIdleWatts*1.05 {
+		t.Errorf("package power %v W from %d samples over %v, want the model's %v W within 5%%", w, len(ps), last.at.Sub(first.at), emuIdleWatts)
+	}
+	r, err := promQuery(ctx, prom, "resets("+series+"[10m])", "domain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := r["package"]; n != 0 {
+		t.Errorf("Prometheus counts %v resets of the package energy counter", n)
+	}
+}
+
+// switchWithin checks that the scrape interval-th of Prometheus's scrapes
+// after the governor switch and every later one show cpu4's new EPP 0.
+func switchWithin(t *testing.T, ctx context.Context, dir, prom string, intervals int) {
+	t.Helper()
+	switched := sessionTime(t, ctx, dir, "switched")
+	var ps []promPoint
+	err := poll(ctx, func() error {
+		var err error
+		if ps, err = promRange(ctx, prom, `hwpprobe_hwp_request_epp{cpu="4"}[1m]`); err != nil {
+			return err
+		}
+		if ps = after(ps, switched); len(ps) < intervals+1 {
+			return fmt.Errorf("%d scrapes after the switch", len(ps))
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ps[intervals-1:] {
+		if p.v != 0 {
+			t.Errorf("scrape %d after the switch at %v (%v): cpu4 EPP %v, want 0 from scrape %d on", intervals+i, switched, p.at, p.v, intervals)
+		}
+	}
+}
+
+// sessionWrites reads the register writes the session's switch made, as
+// the emulated write log has them, for the registers the exporter counts.
+func sessionWrites(t *testing.T, dir string) map[string]float64 {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(dir, "writes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := map[string]bool{}
+	for _, m := range tracefmt.DefaultMSRs {
+		counted[fmt.Sprintf("0x%x", m)] = true
+	}
+	want := map[string]float64{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var msr string
+		var n float64
+		if _, err := fmt.Sscan(l, &msr, &n); err != nil {
+			t.Fatalf("writes %q: %v", l, err)
+		}
+		if counted[strings.ToLower(msr)] {
+			want[strings.ToLower(msr)] = n
+		}
+	}
+	if want["0x774"] == 0 {
+		t.Fatalf("the switch wrote no IA32_HWP_REQUEST: %q", b)
+	}
+	return want
+}
+
+// promWait polls Prometheus until query gives want, by the key label.
+func promWait(t *testing.T, ctx context.Context, dir, prom, key, query string, want map[string]float64) {
+	t.Helper()
+	err := poll(ctx, func() error {
+		r, err := promQuery(ctx, prom, query, key)
+		if err != nil {
+			return err
+		}
+		if diff := cmp.Diff(want, r); diff != "" {
+			return fmt.Errorf("%s by %s (-want +got):\n%s", query, key, diff)
+		}
+		return nil
+	})
+	if err != nil {
+		b, _ := os.ReadFile(filepath.Join(dir, "prometheus.log"))
 		t.Fatalf("%v\n%s", err, b)
 	}
 }
