@@ -132,7 +132,32 @@ func Open(cfg Config) (*Collector, error) {
 	} else if t, ok := hwp.CoreLimitTable(uint32(snap.Machine.Family), uint32(snap.Machine.Model)); ok {
 		c.st.table = &t
 	}
+	c.firstInterval()
 	return c, nil
+}
+
+// firstIntervalLen is how long Open samples the counters for before it
+// says which energy counters do not advance.
+const firstIntervalLen = 100 * time.Millisecond
+
+// firstInterval samples the counters once firstIntervalLen after Open's
+// first reading, counts it, and notes the energy domains whose counter
+// did not advance (a VM's power PMU has an energy-psys that reads zero):
+// they are absent from the metrics until they do.
+func (c *Collector) firstInterval() {
+	time.Sleep(firstIntervalLen)
+	if err := c.smp.Sample(&c.st.sample); err != nil {
+		return
+	}
+	c.st.accumulate(&c.st.sample)
+	for _, p := range c.st.sample.Packages {
+		for d, w := range energyValues(&p) {
+			if w.Src != sampler.SrcNone && !w.OK() {
+				c.notes = append(c.notes, fmt.Sprintf("energy %s of package %d: the counter did not advance in %v; absent until it does",
+					domains[d], p.Package, firstIntervalLen))
+			}
+		}
+	}
 }
 
 // openTracer starts the eBPF tracer (and, under hwpemu, the emulated

@@ -211,13 +211,18 @@ func (b *builder) capabilities(l []string, highest, guaranteed, efficient, lowes
 	b.perf(descCapLowest, lowest, l...)
 }
 
+// energyValues returns a package's power figures in the order of domains.
+func energyValues(p *sampler.Package) [len(domains)]sampler.Value {
+	return [...]sampler.Value{p.PkgWatt, p.CorWatt, p.GFXWatt, p.RAMWatt, p.SysWatt}
+}
+
 // accumulate adds an interval's energy and limit-reason time to the
 // counters.
 func (st *state) accumulate(s *sampler.Sample) {
 	dt := s.Interval.Seconds()
 	for i := range s.Packages {
 		p := &s.Packages[i]
-		for d, w := range [...]sampler.Value{p.PkgWatt, p.CorWatt, p.GFXWatt, p.RAMWatt, p.SysWatt} {
+		for d, w := range energyValues(p) {
 			if w.OK() {
 				st.joules[i][d] += w.V * dt
 				st.hasJoules[i][d] = true

@@ -143,8 +143,8 @@ func startExporter(t *testing.T, ctx context.Context, args ...string) (*exec.Cmd
 
 // TestExporterHere runs the exporter on this machine (on the CI VMs: no
 // msr driver, no cpufreq): it serves the kernel's TSC-deadline writes
-// counted by eBPF, each figure is either served or named once as
-// missing, and it runs as nobody.
+// counted by eBPF and the TSC rate, each other figure (energy included)
+// is either served or named once as missing, and it runs as nobody.
 func TestExporterHere(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -186,6 +186,14 @@ func TestExporterHere(t *testing.T) {
 		if !served && !missing {
 			t.Errorf("%s is neither served nor said missing (%s)\nlog:\n%s", name, figure, b)
 		}
+	}
+	// Energy: some domain is served, or a line says why there is none
+	// (no counters) or which do not advance (a VM's energy-psys).
+	if mf := m["hwpprobe_energy_joules_total"]; mf == nil && !regexp.MustCompile(`(?m)^hwpprobe exporter: missing (PkgWatt|energy) `).Match(b) {
+		t.Errorf("hwpprobe_energy_joules_total is neither served nor said missing\nlog:\n%s", b)
+	}
+	if _, ok := m.value("hwpprobe_cpu_tsc_frequency_hertz", map[string]string{"cpu": "0"}); !ok {
+		t.Error("no hwpprobe_cpu_tsc_frequency_hertz for cpu 0: the TSC is there on every x86-64 machine (perf msr PMU, the MSR, or the clock)")
 	}
 	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
 	if err != nil {
