@@ -150,6 +150,7 @@ func (c *Collector) firstInterval() {
 		return
 	}
 	c.st.accumulate(&c.st.sample)
+	c.st.exc.add(&c.st.sample)
 	for _, p := range c.st.sample.Packages {
 		for d, w := range energyValues(&p) {
 			if w.Src != sampler.SrcNone && !w.OK() {
