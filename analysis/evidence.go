@@ -149,10 +149,17 @@ type runEvidence struct {
 }
 
 // limitReasons names the active bits (15:0) of MSR_CORE_PERF_LIMIT_REASONS:
-// with turbostat's table where it has one, "bitN" otherwise (the bits are
+// with the SDM's table on the client models it covers
+// (hwp.SDMCoreLimitTable, as snapshot, watch and the timelines name
+// them), turbostat's where it has one, "bitN" otherwise (the bits are
 // model-specific).
 func limitReasons(v uint64, host recording.Host) []string {
-	if t, ok := hwp.CoreLimitTable(uint32(host.Family), uint32(host.Model)); ok {
+	f, m := uint32(host.Family), uint32(host.Model)
+	t, ok := hwp.SDMCoreLimitTable(f, m)
+	if !ok {
+		t, ok = hwp.CoreLimitTable(f, m)
+	}
+	if ok {
 		active, _ := hwp.DecodeLimitReasons(v, t)
 		return active
 	}

@@ -50,8 +50,10 @@ func TestAnalyzeSeed(t *testing.T) {
 				t.Errorf("side %s %s written %+v, want hwpprobe's writes of EPP %d", s.Label, ct.Type, ct.Written, want.epp)
 			}
 		}
-		if s.LimitShares["bit10"] < 0.4 || s.LimitShares["bit10"] > 0.6 {
-			t.Errorf("side %s limit shares %v, want bit10 about half the samples", s.Label, s.LimitShares)
+		// Bit 10 of MSR_CORE_PERF_LIMIT_REASONS, PL1 in the SDM's table for
+		// the seed's model 0xAA (hwp.SDMCoreLimitTable).
+		if s.LimitShares["PkgPwrL1"] < 0.4 || s.LimitShares["PkgPwrL1"] > 0.6 {
+			t.Errorf("side %s limit shares %v, want PkgPwrL1 (bit 10) about half the samples", s.Label, s.LimitShares)
 		}
 	}
 	var whats []string

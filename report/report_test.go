@@ -39,7 +39,7 @@ func TestText(t *testing.T) {
 		"held:    min 4  max 48  desired 0  epp 16  epb 0",
 		"written: hwpprobe x4: min 48  max 48  desired 0  epp 0",
 		"[warm-up]",
-		"limits: bit10 50%",
+		"limits: PkgPwrL1 50%", // bit 10 of 0x64F, named by the SDM's table for model 0xAA
 		"what differs (largest first):",
 		"verdict: B is 22.",
 	} {
