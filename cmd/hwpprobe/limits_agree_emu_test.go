@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
 	"github.com/hwpprobe/hwpprobe/hwp"
@@ -110,8 +112,8 @@ type toolInterval struct {
 // and in every one the limit-reason status bit is that of the phase's
 // limit (the logs both set under PL1) and every CPU's HWP_STATUS shows
 // the excursion (none before the switch), where the tool shows these
-// registers: turbostat (--add msr0x64f and msr0x777), watch (LimRsn) and
-// record (both).
+// registers: turbostat (--add msr0x64f and msr0x777), watch (LimRsn and
+// ExcMin) and record (both).
 //
 // No assertion uses the wall clock: the phases are found from the
 // figures, and the switch waits for every tool's first sample, so a slow
@@ -153,7 +155,7 @@ func testThrottledToolsAgree(t *testing.T, hwpemu string, p testbin.Peer, model 
 	// The tools start under powersave with EPP power; the switch to
 	// performance waits for every tool's first sample (bounded: 60 s).
 	tools := fmt.Sprintf(`%[1]s --quiet --num_iterations %[2]d --interval %[7]s --show CPU,Avg_MHz,Busy%%,Bzy_MHz,TSC_MHz,PkgWatt --add msr0x64f,u64,package,raw,LimRsn --add msr0x777,u64,cpu,raw,HWPsts > %[3]s 2>&1 &
-%[4]s watch -i %[7]ss -n %[2]d --per-cpu --show Avg_MHz,Busy%%,Bzy_MHz,TSC_MHz,PkgWatt,LimRsn > %[5]s 2>&1 &
+%[4]s watch -i %[7]ss -n %[2]d --per-cpu --show Avg_MHz,Busy%%,Bzy_MHz,TSC_MHz,PkgWatt,LimRsn,ExcMin > %[5]s 2>&1 &
 n=0
 until grep -q PkgWatt %[3]s && grep -q PkgWatt %[5]s; do
   n=$((n+1)); if [ $n -gt 600 ]; then echo "the tools printed no sample in 60 s"; exit 3; fi; sleep 0.1
@@ -387,58 +389,93 @@ func checkRegisters(t *testing.T, i, ph int, iv toolInterval) {
 	}
 }
 
-// table is one printed sample: its column names and its rows' fields,
-// by CPU number (-1: a summary row, left out).
+// table is one printed sample: its rows' fields by column name, by CPU
+// number (summary rows are left out).
 type table struct {
-	cols map[string]int
-	rows map[int][]string
+	rows map[int]map[string]string
 }
 
 // field returns a row's field in column name as a number ("0x..." in
 // hex), and whether the row has it.
 func (tb table) field(cpu int, name string) (float64, bool) {
-	i, ok := tb.cols[name]
-	r := tb.rows[cpu]
-	if !ok || i >= len(r) {
+	f, ok := tb.rows[cpu][name]
+	if !ok {
 		return 0, false
 	}
-	if strings.HasPrefix(r[i], "0x") {
-		v, err := strconv.ParseUint(r[i], 0, 64)
+	if strings.HasPrefix(f, "0x") {
+		v, err := strconv.ParseUint(f, 0, 64)
 		return float64(v), err == nil
 	}
-	v, err := strconv.ParseFloat(r[i], 64)
+	v, err := strconv.ParseFloat(f, 64)
 	return v, err == nil
 }
 
 // tables splits a tool's output into samples: a header line (one with
-// Bzy_MHz) starts one; split cuts a line into fields; cpuCol is the
-// column holding the CPU number.
-func tables(out string, split func(string) []string, cpuCol string) []table {
+// Bzy_MHz) starts one, and fields(header, line) names a row's fields;
+// the CPU column holds the row's CPU number.
+func tables(out string, fields func(header, line string) map[string]string) []table {
 	var tbs []table
+	var header string
 	for _, l := range strings.Split(out, "\n") {
-		f := split(l)
-		if len(f) == 0 {
-			continue
-		}
 		if strings.Contains(l, "Bzy_MHz") {
-			tb := table{cols: map[string]int{}, rows: map[int][]string{}}
-			for i, name := range f {
-				tb.cols[name] = i
-			}
-			tbs = append(tbs, tb)
+			header = l
+			tbs = append(tbs, table{rows: map[int]map[string]string{}})
 			continue
 		}
-		if len(tbs) == 0 {
+		if header == "" {
 			continue
 		}
-		tb := tbs[len(tbs)-1]
-		if i, ok := tb.cols[cpuCol]; ok && i < len(f) {
-			if cpu, err := strconv.Atoi(f[i]); err == nil {
-				tb.rows[cpu] = f
-			}
+		f := fields(header, l)
+		if cpu, err := strconv.Atoi(f["CPU"]); err == nil {
+			tbs[len(tbs)-1].rows[cpu] = f
 		}
 	}
 	return tbs
+}
+
+// tabFields names turbostat's tab-separated fields by the header's: a
+// row leaves out trailing columns it has no value for (the package's, on
+// all but its first CPU).
+func tabFields(header, line string) map[string]string {
+	names, vals := strings.Split(header, "\t"), strings.Split(line, "\t")
+	f := map[string]string{}
+	for i, v := range vals {
+		if i < len(names) && strings.TrimSpace(v) != "" {
+			f[strings.TrimSpace(names[i])] = strings.TrimSpace(v)
+		}
+	}
+	return f
+}
+
+// alignedFields names the fields of watch's table, whose columns are
+// right-aligned under their names: a field belongs to the column whose
+// name ends where it ends (a row leaves blanks for columns it has no
+// value for).
+func alignedFields(header, line string) map[string]string {
+	ends := func(s string) map[int]string {
+		m := map[int]string{}
+		for i := 0; i < len(s); {
+			if s[i] == ' ' {
+				i++
+				continue
+			}
+			j := i
+			for j < len(s) && s[j] != ' ' {
+				j++
+			}
+			m[j] = s[i:j]
+			i = j
+		}
+		return m
+	}
+	names := ends(header)
+	f := map[string]string{}
+	for end, v := range ends(line) {
+		if name, ok := names[end]; ok {
+			f[name] = v
+		}
+	}
+	return f
 }
 
 // normalised fills one interval from a table whose per-CPU rows have
@@ -460,8 +497,11 @@ func normalised(t *testing.T, tb table, scale func(c int) float64, bzyClockFree 
 		if !bzyClockFree {
 			iv.bzy[c] *= scale(c)
 		}
-		if v, ok := tb.field(c, "HWPsts"); ok {
+		if v, ok := tb.field(c, "HWPsts"); ok { // turbostat: the register
 			iv.hwpStatus[c], iv.hasStatus = uint64(v), true
+		}
+		if v, ok := tb.field(c, "ExcMin"); ok { // watch: bit 2 as 0 or 1
+			iv.hwpStatus[c], iv.hasStatus = uint64(v)*excursionToMin, true
 		}
 	}
 	w, ok := tb.field(wattsRow, "PkgWatt")
@@ -482,16 +522,7 @@ func normalised(t *testing.T, tb table, scale func(c int) float64, bzyClockFree 
 func parseTurbostat(t *testing.T, out string) []toolInterval {
 	t.Helper()
 	var ivs []toolInterval
-	for _, tb := range tables(out, func(l string) []string {
-		f := strings.Split(l, "\t")
-		for i := range f {
-			f[i] = strings.TrimSpace(f[i])
-		}
-		if len(f) < 2 {
-			return nil
-		}
-		return f
-	}, "CPU") {
+	for _, tb := range tables(out, tabFields) {
 		scale := func(c int) float64 {
 			busy, ok1 := tb.field(c, "Busy%")
 			tsc, ok2 := tb.field(c, "TSC_MHz")
@@ -512,7 +543,7 @@ func parseTurbostat(t *testing.T, out string) []toolInterval {
 func parseWatch(t *testing.T, out string) []toolInterval {
 	t.Helper()
 	var ivs []toolInterval
-	for _, tb := range tables(out, strings.Fields, "CPU") {
+	for _, tb := range tables(out, alignedFields) {
 		ivs = append(ivs, normalised(t, tb, func(c int) float64 {
 			tsc, ok := tb.field(c, "TSC_MHz")
 			if !ok || tsc <= 0 {
@@ -635,5 +666,44 @@ func checkShow(t *testing.T, show string, rec *recording.Recording) {
 	}
 	if t.Failed() {
 		t.Logf("show:\n%s", show)
+	}
+}
+
+// TestThrottleParsers checks the two field splitters on lines the tools
+// printed: watch's right-aligned columns with blanks where a row has no
+// value, turbostat's tabs with trailing package columns left out.
+func TestThrottleParsers(t *testing.T) {
+	const (
+		watchHead = "    Type  Package     Core      CPU  Avg_MHz    Busy%  Bzy_MHz  TSC_MHz  PkgWatt   LimRsn   ExcMin"
+		tsHead    = "CPU\tAvg_MHz\tBusy%\tBzy_MHz\tTSC_MHz\t            HWPsts\tPkgWatt\t            LimRsn"
+	)
+	for _, tc := range []struct {
+		name   string
+		split  func(header, line string) map[string]string
+		header string
+		line   string
+		want   map[string]string
+	}{
+		{"watch, the package's first CPU", alignedFields, watchHead,
+			"       P        0        0        0     4308    98.98     4352     1665    56.96   0x0800        1",
+			map[string]string{"Type": "P", "Package": "0", "Core": "0", "CPU": "0", "Avg_MHz": "4308", "Busy%": "98.98", "Bzy_MHz": "4352",
+				"TSC_MHz": "1665", "PkgWatt": "56.96", "LimRsn": "0x0800", "ExcMin": "1"}},
+		{"watch, another CPU", alignedFields, watchHead,
+			"    LP-E        0       11       13     1895   100.00     1895     1700                          0",
+			map[string]string{"Type": "LP-E", "Package": "0", "Core": "11", "CPU": "13", "Avg_MHz": "1895", "Busy%": "100.00", "Bzy_MHz": "1895",
+				"TSC_MHz": "1700", "ExcMin": "0"}},
+		{"turbostat, the package's first CPU", tabFields, tsHead,
+			"0\t4476\t80.95\t4476\t2100\t0x0000000000000004\t57.00\t0x0000000008000800",
+			map[string]string{"CPU": "0", "Avg_MHz": "4476", "Busy%": "80.95", "Bzy_MHz": "4476", "TSC_MHz": "2100",
+				"HWPsts": "0x0000000000000004", "PkgWatt": "57.00", "LimRsn": "0x0000000008000800"}},
+		{"turbostat, another CPU", tabFields, tsHead,
+			"13\t1894\t80.94\t1895\t2099\t0x0000000000000004",
+			map[string]string{"CPU": "13", "Avg_MHz": "1894", "Busy%": "80.94", "Bzy_MHz": "1895", "TSC_MHz": "2099", "HWPsts": "0x0000000000000004"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := cmp.Diff(tc.want, tc.split(tc.header, tc.line)); d != "" {
+				t.Errorf("fields (-want +got):\n%s", d)
+			}
+		})
 	}
 }
