@@ -338,7 +338,10 @@ func TestExporterMethods(t *testing.T) {
 }
 
 // TestExporterTextfile: --textfile writes the metrics as nobody into a
-// directory nobody may write, replacing the file whole.
+// directory nobody may write, every 100 ms, replacing the file whole:
+// each of many reads parses completely, and the file is a new one (a new
+// inode, as a rename makes; a rewrite in place keeps the inode) at least
+// five times, with the refresh counter rising.
 func TestExporterTextfile(t *testing.T) {
 	dir, err := os.MkdirTemp("", "hwpprobe-textfile")
 	if err != nil {
@@ -357,29 +360,57 @@ func TestExporterTextfile(t *testing.T) {
 	}
 	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
 	path := filepath.Join(dir, "hwpprobe.prom")
-	err = poll(ctx, func() error {
-		f, err := os.Open(path)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		p := expfmt.NewTextParser(model.UTF8Validation)
-		m, err := p.TextToMetricFamilies(f)
-		if err != nil {
-			return err
-		}
-		if v, _ := metrics(m).value("hwpprobe_refreshes_total", nil); v < 2 {
-			return fmt.Errorf("%s: refreshes_total %v, want rewrites", path, v)
-		}
-		return nil
-	})
-	if err != nil {
+	if err := poll(ctx, func() error { _, err := os.Stat(path); return err }); err != nil {
 		t.Fatal(err)
+	}
+	var ino uint64
+	var reads, replaced int
+	var refreshes float64
+	for replaced < 5 {
+		if ctx.Err() != nil {
+			t.Fatalf("%s replaced %d times in %d reads; want 5 (a rename each time)", path, replaced, reads)
+		}
+		n, v, err := readTextfile(path)
+		if err != nil {
+			t.Fatalf("read %d: %v", reads, err)
+		}
+		if reads++; n != ino {
+			if v < refreshes {
+				t.Fatalf("%s: refreshes_total went from %v to %v", path, refreshes, v)
+			}
+			ino, refreshes, replaced = n, v, replaced+1
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 1 {
 		t.Errorf("%s holds %d entries, want only hwpprobe.prom", dir, len(ents))
 	}
+}
+
+// readTextfile reads and parses a textfile and returns its inode and
+// hwpprobe_refreshes_total; a file that does not parse, or lacks the
+// counter, is an error.
+func readTextfile(path string) (uint64, float64, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, 0, err
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	m, err := p.TextToMetricFamilies(f)
+	if err != nil {
+		return 0, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	v, ok := metrics(m).value("hwpprobe_refreshes_total", nil)
+	if !ok {
+		return 0, 0, fmt.Errorf("%s: no hwpprobe_refreshes_total", path)
+	}
+	return st.Sys().(*syscall.Stat_t).Ino, v, nil
 }
 
 // TestExporterUsage: bad input is one line and exit status 2, before
