@@ -1,0 +1,124 @@
+package htmlreport
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/analysis/timeline"
+)
+
+// nan compares NaN as equal (gaps).
+var nan = cmp.Comparer(func(a, b float64) bool { return a == b || math.IsNaN(a) && math.IsNaN(b) })
+
+func TestAlign(t *testing.T) {
+	tests := []struct {
+		name   string
+		tracks []track
+		wantX  Numbers
+		want   []Numbers
+	}{
+		{"buckets with gaps", []track{
+			{t: []float64{0, 1, 2}, v: []float64{10, 11, 12}},
+			{t: []float64{1, 3}, v: []float64{21, 23}},
+		}, Numbers{0, 1, 2, 3}, []Numbers{{10, 11, 12, NaN}, {NaN, 21, NaN, 23}}},
+		{"steps hold until the run's end", []track{
+			{t: []float64{0, 2}, v: []float64{1, 2}},
+			{t: []float64{1}, v: []float64{5}, hold: true, until: 3},
+		}, Numbers{0, 1, 2, 3}, []Numbers{{1, NaN, 2, NaN}, {NaN, 5, 5, 5}}},
+		{"steps before and after", []track{
+			{t: []float64{-0.5, 1}, v: []float64{4, 6}, hold: true, until: 2},
+			{t: []float64{0, 1.5}, v: []float64{7, 8}},
+		}, Numbers{-0.5, 0, 1, 1.5, 2}, []Numbers{{4, 4, 6, 6, 6}, {NaN, 7, NaN, 8, NaN}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Chart
+			align(&c, tt.tracks)
+			var got []Numbers
+			for _, s := range c.Series {
+				got = append(got, s.Values)
+			}
+			if diff := cmp.Diff(tt.wantX, c.X, nan); diff != "" {
+				t.Errorf("x (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tt.want, got, nan); diff != "" {
+				t.Errorf("values (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestNumbersJSON(t *testing.T) {
+	b, err := json.Marshal(struct {
+		V Numbers `json:"v"`
+		N Number  `json:"n"`
+	}{Numbers{1, NaN, math.Inf(1), 4294.3712, 0.000123456789}, Number(NaN)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"v":[1,null,null,4294.37,0.000123457],"n":null}`; string(b) != want {
+		t.Errorf("got %s, want %s", b, want)
+	}
+}
+
+// TestDiffColumns: each side's timeline is its median counted run.
+func TestDiffColumns(t *testing.T) {
+	res := &analysis.Result{}
+	res.Sides[0].Label, res.Sides[1].Label = "A", "B"
+	for i, s := range []float64{5, 3, 9, 4} { // A: runs 1-4
+		res.Runs = append(res.Runs, analysis.RunResult{Side: "A", Run: i + 1, Source: "x", Seconds: s})
+	}
+	res.Runs = append(res.Runs,
+		analysis.RunResult{Side: "B", Run: 5, Source: "x", Seconds: 2},
+		analysis.RunResult{Side: "B", Run: 6, Source: "x", Seconds: 1, Excluded: "warm-up", Warmup: true},
+		analysis.RunResult{Side: "B", Run: 7, Source: "x", Seconds: 8})
+	tl := &timeline.Timeline{}
+	for r := 1; r <= 7; r++ {
+		tl.Runs = append(tl.Runs, timeline.Run{Source: "x", Run: r})
+	}
+	var got []int
+	for _, c := range diffColumns(res, tl) {
+		got = append(got, c.Run.Run)
+	}
+	// A: 3 4 5 9 -> the lower middle, 4 s (run 4); B: 2 8 -> run 5.
+	if diff := cmp.Diff([]int{4, 5}, got); diff != "" {
+		t.Errorf("runs drawn (-want +got):\n%s", diff)
+	}
+}
+
+// TestShareY: the columns of a row share one value scale; lanes and
+// empty charts keep theirs.
+func TestShareY(t *testing.T) {
+	row := []Chart{
+		{Series: []Series{{Values: Numbers{10, 20}}}},
+		{Series: []Series{{Values: Numbers{NaN, 50}}}, HLines: []HLine{{Value: 100}}},
+		{Lanes: []string{"x"}, Series: []Series{{Values: Numbers{1}}}},
+		{EmptyText: "nothing"},
+	}
+	for i := range row {
+		row[i].YMin, row[i].YMax = Number(NaN), Number(NaN)
+	}
+	shareY(row)
+	for i, c := range row[:2] {
+		if c.YMin != 0 || c.YMax != 104.5 {
+			t.Errorf("chart %d: y %v..%v, want 0..104.5", i, c.YMin, c.YMax)
+		}
+	}
+	for i, c := range row[2:] {
+		if !math.IsNaN(float64(c.YMin)) {
+			t.Errorf("chart %d got a shared scale: %v", i+2, c.YMin)
+		}
+	}
+}
+
+func TestWriteText(t *testing.T) {
+	w := timeline.Write{T: 1.5, CPU: 3, CoreType: "P", Register: "IA32_HWP_REQUEST", Old: "0x40003e05", New: "0xff003e05",
+		Fields: []timeline.Field{{Name: "min", Old: 5, New: 5}, {Name: "epp", Old: 64, New: 255, Changed: true}}, Comm: "sh", PID: 25, Emulated: true}
+	if got, want := writeText(w), "+1.500 s CPU 3 (P): 0x40003e05 -> 0xff003e05: epp 64 -> 255 by sh[25] (emulated)"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}
