@@ -36,6 +36,9 @@ type Chart struct {
 	YMin   Number `json:"yMin"`
 	YMax   Number `json:"yMax"`
 	Height int    `json:"height,omitempty"`
+	// ZeroBased: a shared value scale (shareY) starts at 0 (frequency,
+	// busy, power); temperatures start near their lowest.
+	ZeroBased bool `json:"-"`
 	// EmptyText says why the chart has nothing to draw (a run without
 	// register writes); page.js writes it in the plot area, and the
 	// self-check expects no drawing.

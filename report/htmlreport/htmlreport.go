@@ -113,7 +113,11 @@ func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
 	if emu == "" {
 		emu = rec.Meta.Emulated
 	}
-	sides := []analysis.SideResult{rec.Evidence}
+	ev := rec.Evidence
+	if len(ev.Settings) == 0 && len(rec.Runs) > 0 {
+		ev.Settings = rec.Runs[0].Summary().Start.Observed // what the first run found
+	}
+	sides := []analysis.SideResult{ev}
 	p := &page{Kind: "record", Emulated: emu, Missing: slices.Clone(rec.Missing),
 		Sides: sideRows(sides), Cores: coreRows(sides), Requests: requestRows(sides), SideLabels: []string{"recorded"},
 		Runs: runRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),

@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"testing"
 
@@ -120,5 +121,21 @@ func TestWriteText(t *testing.T) {
 		Fields: []timeline.Field{{Name: "min", Old: 5, New: 5}, {Name: "epp", Old: 64, New: 255, Changed: true}}, Comm: "sh", PID: 25, Emulated: true}
 	if got, want := writeText(w), "+1.500 s CPU 3 (P): 0x40003e05 -> 0xff003e05: epp 64 -> 255 by sh[25] (emulated)"; got != want {
 		t.Errorf("got %q, want %q", got, want)
+	}
+}
+
+func TestWrittenText(t *testing.T) {
+	var ws []analysis.Writer
+	for i := range 6 {
+		ws = append(ws, analysis.Writer{Comm: fmt.Sprintf("kworker/%d:1", i), Writes: 10 - i,
+			Fields: analysis.Fields{"epp": {{Value: 128, Count: 10 - i}}}})
+	}
+	ws = append(ws, analysis.Writer{Comm: "x", Writes: 1, Fields: analysis.Fields{"epb": {{Value: 6, Count: 1}}}})
+	want := "kworker/0:1 x10: 128; kworker/1:1 x9: 128; kworker/2:1 x8: 128; kworker/3:1 x7: 128; and 2 more writers (11 writes)"
+	if got := writtenText(ws, "epp"); got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := writtenText(ws, "min"); got != "-" {
+		t.Errorf("no writer of min: got %q", got)
 	}
 }

@@ -94,20 +94,35 @@ func fieldText(v []analysis.FieldCount) string {
 	return strings.Join(parts, ", ")
 }
 
-// writtenText is "hwpprobe x12: 48; kworker/0:1 x3: 40" for one field.
+// maxWriters is how many writers a cell of the request table names; the
+// rest are counted.
+const maxWriters = 4
+
+// writtenText is "hwpprobe x12: 48; kworker/0:1 x3: 40" for one field,
+// the writers with the most writes first.
 func writtenText(ws []analysis.Writer, field string) string {
 	var parts []string
+	others, otherWrites := 0, 0
 	for _, w := range ws {
-		if v, ok := w.Fields[field]; ok {
-			vals := make([]string, len(v))
-			for i, x := range v {
-				vals[i] = fmt.Sprint(x.Value)
-			}
-			parts = append(parts, fmt.Sprintf("%s x%d: %s", w.Comm, w.Writes, strings.Join(vals, ", ")))
+		v, ok := w.Fields[field]
+		switch {
+		case !ok:
+			continue
+		case len(parts) == maxWriters:
+			others, otherWrites = others+1, otherWrites+w.Writes
+			continue
 		}
+		vals := make([]string, len(v))
+		for i, x := range v {
+			vals[i] = fmt.Sprint(x.Value)
+		}
+		parts = append(parts, fmt.Sprintf("%s x%d: %s", w.Comm, w.Writes, strings.Join(vals, ", ")))
 	}
 	if len(parts) == 0 {
 		return "-"
+	}
+	if others > 0 {
+		parts = append(parts, fmt.Sprintf("and %d more writers (%d writes)", others, otherWrites))
 	}
 	return strings.Join(parts, "; ")
 }

@@ -149,7 +149,7 @@ func shareY(row []Chart) {
 	}
 	pad := (hi - lo) * 0.05
 	lo = math.Max(0, lo-pad)
-	if lo > 0 && lo < (hi-lo) {
+	if lo > 0 && (lo < (hi-lo) || row[0].ZeroBased) {
 		lo = 0 // a scale that starts at 0 when the data come close
 	}
 	for i := range row {

@@ -45,6 +45,7 @@ func spread(tracks []track, bands []Band, s *timeline.Series, label, color strin
 
 // perType draws figure per core type (mean, minimum to maximum).
 func perType(c *Chart, col column, figure, unit string, more func([]track) []track) {
+	c.ZeroBased = true
 	var tracks []track
 	for _, g := range coreGroups(col.Run, figure) {
 		tracks, c.Bands = spread(tracks, c.Bands, findSeries(col.Run, figure, g), g+" "+figure, coreTypeColor(g))
@@ -87,7 +88,7 @@ func busyChart(c *Chart, col column) {
 var powerFigures = []string{"PkgWatt", "CorWatt", "GFXWatt", "RAMWatt", "SysWatt"}
 
 func powerChart(c *Chart, col column) {
-	c.Title, c.YLabel = "Package and core power, with PL1 and PL2", "power (W)"
+	c.Title, c.YLabel, c.ZeroBased = "Package and core power, with PL1 and PL2", "power (W)", true
 	var tracks []track
 	for i, f := range powerFigures {
 		s := findSeries(col.Run, f, "package")
@@ -196,7 +197,7 @@ func limitChart(lanes []string) func(*Chart, column) {
 // when set) per core type as steps: the highest value any CPU of the type
 // held, and the lowest, dashed, where they differ.
 func requestChart(c *Chart, col column) {
-	c.Title, c.YLabel = "HWP request per core type", "performance level / EPP (0-255)"
+	c.Title, c.YLabel, c.ZeroBased = "HWP request per core type", "performance level / EPP (0-255)", true
 	var tracks []track
 	for _, st := range col.Run.Requests {
 		if st.Field == "desired" && !slices.ContainsFunc(st.Steps, func(s timeline.Step) bool { return s.Hi > 0 }) {
