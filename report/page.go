@@ -23,7 +23,9 @@ type PageOptions struct {
 	Output string // the HTML file
 	// PNG, when set, is a directory to write the main charts into as
 	// PNG files (package report/png).
-	PNG           string
+	PNG string
+	// PerCPU adds a chart of every CPU's delivered frequency.
+	PerCPU        bool
 	Stats         analysis.Options
 	KeepDisturbed bool
 	Info          Info
@@ -48,7 +50,7 @@ func Page(o PageOptions) error {
 	if srcs == nil {
 		return InputError{incomplete}
 	}
-	tl, err := timeline.Build(o.Paths, timeline.Options{})
+	tl, err := timeline.Build(o.Paths, timeline.Options{PerCPU: o.PerCPU})
 	if err != nil {
 		return InputError{err}
 	}

@@ -102,24 +102,41 @@ func startBrowser(t *testing.T) *browsertest.Browser {
 // emulated recording and of two recordings, and looks at them in headless
 // Chromium (light and dark).
 func TestPageInBrowser(t *testing.T) {
+	// The recording hit no limit: it has no lane chart.
+	timelines := []string{"tl-mhz-0", "tl-busy-0", "tl-power-0", "tl-temp-0", "tl-request-0", "tl-writes-0"}
 	tests := []struct {
-		name  string
-		paths []string
-		dark  bool
+		name         string
+		paths        []string
+		dark, perCPU bool
+		want, not    []string // charts drawn, and not drawn
 	}{
-		{"experiment", []string{diffFixture}, false},
-		{"experiment-dark", []string{diffFixture}, true},
-		{"recording", []string{recordFixture}, false},
-		{"two-recordings", []string{recordFixture, recordFixture}, false},
+		{"experiment", []string{diffFixture}, false, false, append([]string{"runs-time", "runs-energy", "tl-mhz-1", "tl-limits-0"}, timelines...), []string{"tl-cpumhz-0"}},
+		{"experiment-dark", []string{diffFixture}, true, false, []string{"runs-time", "tl-mhz-0", "tl-mhz-1"}, nil},
+		{"recording", []string{recordFixture}, false, false, timelines, []string{"runs-time", "tl-mhz-1", "tl-cpumhz-0", "tl-limits-0"}},
+		{"recording-per-cpu", []string{recordFixture}, false, true, append([]string{"tl-cpumhz-0"}, timelines...), nil},
+		{"two-recordings", []string{recordFixture, recordFixture}, false, false, append([]string{"runs-time", "tl-mhz-1"}, timelines...), nil},
 	}
 	br := startBrowser(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), tt.name+".html")
-			if err := Page(PageOptions{Paths: tt.paths, Output: out, KeepDisturbed: true, Info: Info{Version: "test"}}); err != nil {
+			if err := Page(PageOptions{Paths: tt.paths, Output: out, KeepDisturbed: true, PerCPU: tt.perCPU, Info: Info{Version: "test"}}); err != nil {
 				t.Fatal(err)
 			}
-			checkInBrowser(t, br, out, tt.name, tt.dark)
+			res := checkInBrowser(t, br, out, tt.name, tt.dark)
+			drawn := func(id string) bool {
+				return slices.ContainsFunc(res.Charts, func(c browsertest.Chart) bool { return c.ID == id })
+			}
+			for _, id := range tt.want {
+				if !drawn(id) {
+					t.Errorf("no chart %s", id)
+				}
+			}
+			for _, id := range tt.not {
+				if drawn(id) {
+					t.Errorf("chart %s drawn", id)
+				}
+			}
 		})
 	}
 }

@@ -16,7 +16,7 @@ func init() { subcommands = append(subcommands, newReportCmd) }
 func newReportCmd() *cobra.Command {
 	o := report.PageOptions{Info: report.Info{Version: version}}
 	cmd := &cobra.Command{
-		Use:   "report FILE... -o REPORT.html [--png DIR]",
+		Use:   "report FILE... -o REPORT.html [--png DIR] [--per-cpu]",
 		Short: "Write one self-contained HTML page with charts for a recording or an experiment",
 		Long: `report writes one HTML page, with everything inline (it fetches nothing, so it
 opens from a mail attachment or a CI artifact), for a recording of record, for
@@ -45,6 +45,7 @@ holds, which says what is missing). See docs/report.md.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.Output, "output", "o", "", "the HTML file to write (replaced whole)")
 	f.StringVar(&o.PNG, "png", "", "also write the main charts as PNG files into DIR")
+	f.BoolVar(&o.PerCPU, "per-cpu", false, "add a chart of every CPU's delivered frequency (larger page)")
 	cli.FloatVar(f, &o.Stats.Alpha, "alpha", analysis.DefaultAlpha, 0, 1, "significance level of the U test, in (0, 1)")
 	cli.FloatVar(f, &o.Stats.Confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
 	f.BoolVar(&o.KeepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")

@@ -92,6 +92,7 @@ func timelineSection(cols []column) Section {
 	}
 	rows := [][]Chart{
 		perColumn(cols, "mhz", "Delivered frequency", mhzChart),
+		perColumn(cols, "cpumhz", "Delivered frequency per CPU", perCPUChart),
 		perColumn(cols, "busy", "Busy", busyChart),
 		perColumn(cols, "power", "Power", powerChart),
 		perColumn(cols, "temp", "Temperature", tempChart),

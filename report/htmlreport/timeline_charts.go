@@ -233,3 +233,27 @@ func fieldWidth(f string) float64 {
 
 // laneHeight is the height of a chart of n lanes.
 func laneHeight(n int) int { return 90 + 24*n }
+
+// maxCPULegend is the most CPUs the per-CPU chart names in its legend.
+const maxCPULegend = 32
+
+// perCPUChart draws Avg_MHz of every CPU (timeline.Options.PerCPU), each
+// bucket's mean.
+func perCPUChart(c *Chart, col column) {
+	c.Title, c.YLabel, c.ZeroBased = "Delivered frequency per CPU", "Avg_MHz (MHz)", true
+	var tracks []track
+	n := 0
+	for _, s := range col.Run.Series {
+		if s.Figure == "Avg_MHz" && strings.HasPrefix(s.Group, "cpu") {
+			n++
+		}
+	}
+	for _, s := range col.Run.Series {
+		if s.Figure != "Avg_MHz" || !strings.HasPrefix(s.Group, "cpu") {
+			continue
+		}
+		color := palette[len(tracks)%len(palette)]
+		tracks = append(tracks, track{s: Series{Label: s.Group, Color: color, Kind: KindLine, Width: 1, Aux: n > maxCPULegend}, t: s.T, v: s.Mean})
+	}
+	finish(c, tracks, "MHz", "no per-CPU series (hwpprobe report --per-cpu)")
+}
