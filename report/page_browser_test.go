@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -116,11 +117,28 @@ func TestPageInBrowser(t *testing.T) {
 		{"recording-per-cpu", []string{recordFixture}, false, true, append([]string{"tl-cpumhz-0"}, timelines...), nil},
 		{"two-recordings", []string{recordFixture, recordFixture}, false, false, append([]string{"runs-time", "tl-mhz-1"}, timelines...), nil},
 	}
+	// The experiment cut short inside its last runs (a crash): the page
+	// of what it holds.
+	b, err := os.ReadFile(diffFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.hwpr")
+	if err := os.WriteFile(cut, b[:len(b)*3/4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests = append(tests, struct {
+		name         string
+		paths        []string
+		dark, perCPU bool
+		want, not    []string
+	}{"cut-short", []string{cut}, false, false, []string{"runs-time", "tl-mhz-0", "tl-mhz-1"}, nil})
 	br := startBrowser(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), tt.name+".html")
-			if err := Page(PageOptions{Paths: tt.paths, Output: out, KeepDisturbed: true, PerCPU: tt.perCPU, Info: Info{Version: "test"}}); err != nil {
+			err := Page(PageOptions{Paths: tt.paths, Output: out, KeepDisturbed: true, PerCPU: tt.perCPU, Info: Info{Version: "test"}})
+			if err != nil && (tt.name != "cut-short" || !errors.Is(err, analysis.ErrIncomplete)) {
 				t.Fatal(err)
 			}
 			res := checkInBrowser(t, br, out, tt.name, tt.dark)
