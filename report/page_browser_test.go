@@ -209,3 +209,68 @@ throw new Error("thrown");
 		t.Errorf("console errors not collected: %q", got.Console)
 	}
 }
+
+// TestPageInteractions: zooming one timeline zooms every timeline of the
+// page, both sides; hovering a register write's marker shows the write
+// decoded, with its writer, in the legend.
+func TestPageInteractions(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "page.html")
+	if err := Page(PageOptions{Paths: []string{recordFixture, recordFixture}, Output: out, KeepDisturbed: true}); err != nil {
+		t.Fatal(err)
+	}
+	// uPlot applies a scale in a microtask: wait a frame before reading.
+	const settle = "new Promise(r => requestAnimationFrame(() => setTimeout(r, 20)))"
+	scales := `hwpPlots.filter(u => u.hwpGroup).map(u => [u.hwpSpec.id, u.scales.x.min, u.scales.x.max, u.hwpSpec.xMin, u.hwpSpec.xMax])`
+	zoom := `(async () => {
+		hwpPlots.filter(u => u.hwpGroup)[0].setScale("x", {min: 0.5, max: 1.25});
+		await ` + settle + `;
+		return ` + scales + `;
+	})()`
+	zoomOut := `(async () => {
+		const u = hwpPlots.filter(u => u.hwpGroup)[3];
+		u.over.dispatchEvent(new MouseEvent("dblclick", {bubbles: true, clientX: 50, clientY: 50}));
+		await ` + settle + `;
+		return ` + scales + `;
+	})()`
+	hover := `(async () => {
+		const u = hwpPlots.find(u => u.hwpSpec.id === "tl-writes-1");
+		for (let s = 1; s < u.data.length; s++) {
+			const i = u.data[s].findIndex(v => v != null);
+			if (i < 0) continue;
+			u.setCursor({left: u.valToPos(u.data[0][i], "x"), top: u.valToPos(u.data[s][i], "y")});
+			await ` + settle + `;
+			return u.root.querySelectorAll(".u-legend .u-value")[s].textContent;
+		}
+		return "no point";
+	})()`
+	br := startBrowser(t)
+	res, err := br.Open(out, browsertest.Options{Eval: []string{zoom, zoomOut, hover}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range []string{"zoom to 0.5..1.25 s", "zoom out to the page's range"} {
+		var got [][]any
+		if err := json.Unmarshal(res.Evals[k], &got); err != nil {
+			t.Fatalf("%s: %v", res.Evals[k], err)
+		}
+		if len(got) < 12 {
+			t.Errorf("only %d timelines", len(got))
+		}
+		for _, s := range got {
+			lo, hi := s[3], s[4]
+			if k == 0 {
+				lo, hi = 0.5, 1.25
+			}
+			if s[1] != lo || s[2] != hi {
+				t.Errorf("%s: timeline %v is at %v..%v", want, s[0], s[1], s[2])
+			}
+		}
+	}
+	var text string
+	if err := json.Unmarshal(res.Evals[2], &text); err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^\+\d+\.\d{3} s CPU \d+ \((P|E|LP-E)\): 0x[0-9a-f]+ -> 0x[0-9a-f]+: epp 64 -> 255 by sh\[\d+\] \(emulated\)$`).MatchString(text) {
+		t.Errorf("hovering a write shows %q", text)
+	}
+}

@@ -66,6 +66,7 @@ type Result struct {
 	// page's performance clock measures both.
 	RenderMs, LoadMs float64
 	Screenshot       []byte // PNG of the whole page; nil unless asked
+	Evals            [][]byte
 }
 
 // Options say how to open a page.
@@ -74,6 +75,10 @@ type Options struct {
 	Screenshot bool
 	// Dark asks for prefers-color-scheme: dark.
 	Dark bool
+	// Eval are JavaScript expressions evaluated in order once the page's
+	// self-check is done; their values (a promise's, once it settles), as
+	// JSON, go to Result.Evals.
+	Eval []string
 }
 
 // Browser is a headless Chromium that opens pages one tab at a time.
@@ -167,6 +172,13 @@ func load(ctx context.Context, url string, o Options) (*Result, error) {
 		return nil, fmt.Errorf("decode the page's self-check %s: %w", raw, err)
 	}
 	res := &Result{Rendered: rendered, Charts: check.Charts, Errors: check.Errors, RenderMs: check.Ms, LoadMs: check.Loaded}
+	for _, js := range o.Eval {
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[[]byte](js, chromedp.EvalAwaitPromise))
+		if err != nil {
+			return res, fmt.Errorf("evaluate %q: %w", js, err)
+		}
+		res.Evals = append(res.Evals, v)
+	}
 	if o.Screenshot {
 		if res.Screenshot, err = chromedp.Run(ctx, chromedp.FullScreenshot(100)); err != nil {
 			return res, fmt.Errorf("screenshot: %w", err)

@@ -135,8 +135,9 @@
   }
 
   function scales(c) {
+    // No static x range: uPlot would hold to it through every zoom. The
+    // page's range is set once the chart exists (makeChart).
     var x = { time: false };
-    if (c.xMin != null && c.xMax != null && c.xMax > c.xMin) x.range = [c.xMin, c.xMax];
     var y = {};
     if (c.emptyText) {
       y.range = [0, 1];
@@ -157,6 +158,15 @@
       if (o !== u && (o.scales.x.min !== min || o.scales.x.max !== max)) o.setScale("x", { min: min, max: max });
     });
     syncing = false;
+  }
+
+  function zoomOut(u) {
+    var c = u.hwpSpec;
+    if (c.xMin != null && c.xMax != null && c.xMax > c.xMin) {
+      u.setScale("x", { min: c.xMin, max: c.xMax });
+    } else {
+      u.setScale("x", { min: u.data[0][0], max: u.data[0][u.data[0].length - 1] });
+    }
   }
 
   function width(el) {
@@ -185,12 +195,19 @@
       bands: (c.bands || []).map(function (b) {
         return { series: [b.hi + 1, b.lo + 1], fill: b.color + "33" };
       }),
-      cursor: { drag: { x: c.group !== "", y: false }, sync: c.group ? { key: c.group } : undefined },
+      cursor: {
+        drag: { x: c.group !== "", y: false },
+        sync: c.group ? { key: c.group } : undefined,
+        // A double click zooms back out to the page's common range (uPlot's
+        // own goes to the chart's data, which differs between sides).
+        bind: { dblclick: function (u) { return function () { zoomOut(u); return null; }; } },
+      },
       legend: { live: true },
       hooks: { draw: [overlays(c)], setScale: [syncZoom] },
     };
     var u = new uPlot(opts, cols, el);
     u.hwpSpec = c;
+    if (c.xMin != null && c.xMax != null && c.xMax > c.xMin) u.setScale("x", { min: c.xMin, max: c.xMax });
     if (c.group) {
       u.hwpGroup = c.group;
       (groups[c.group] = groups[c.group] || []).push(u);
@@ -226,6 +243,7 @@
       setTimeout(function () {
         var result = { charts: check(), errors: errors, ms: performance.now() - t0, loaded: performance.now() };
         window.hwpCheck = result;
+        window.hwpPlots = plots; // the uPlot instances, for tests
         var empty = result.charts.filter(function (c) {
           return c.pixels === 0 && !c.expectEmpty;
         });
