@@ -13,12 +13,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-cmp/cmp"
-
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
+	"github.com/hwpprobe/hwpprobe/internal/tooltable"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 
@@ -389,127 +388,39 @@ func checkRegisters(t *testing.T, i, ph int, iv toolInterval) {
 	}
 }
 
-// table is one printed sample: its rows' fields by column name, by CPU
-// number (summary rows are left out).
-type table struct {
-	rows map[int]map[string]string
-}
-
-// field returns a row's field in column name as a number ("0x..." in
-// hex), and whether the row has it.
-func (tb table) field(cpu int, name string) (float64, bool) {
-	f, ok := tb.rows[cpu][name]
-	if !ok {
-		return 0, false
-	}
-	if strings.HasPrefix(f, "0x") {
-		v, err := strconv.ParseUint(f, 0, 64)
-		return float64(v), err == nil
-	}
-	v, err := strconv.ParseFloat(f, 64)
-	return v, err == nil
-}
-
-// tables splits a tool's output into samples: a header line (one with
-// Bzy_MHz) starts one, and fields(header, line) names a row's fields;
-// the CPU column holds the row's CPU number.
-func tables(out string, fields func(header, line string) map[string]string) []table {
-	var tbs []table
-	var header string
-	for _, l := range strings.Split(out, "\n") {
-		if strings.Contains(l, "Bzy_MHz") {
-			header = l
-			tbs = append(tbs, table{rows: map[int]map[string]string{}})
-			continue
-		}
-		if header == "" {
-			continue
-		}
-		f := fields(header, l)
-		if cpu, err := strconv.Atoi(f["CPU"]); err == nil {
-			tbs[len(tbs)-1].rows[cpu] = f
-		}
-	}
-	return tbs
-}
-
-// tabFields names turbostat's tab-separated fields by the header's: a
-// row leaves out trailing columns it has no value for (the package's, on
-// all but its first CPU).
-func tabFields(header, line string) map[string]string {
-	names, vals := strings.Split(header, "\t"), strings.Split(line, "\t")
-	f := map[string]string{}
-	for i, v := range vals {
-		if i < len(names) && strings.TrimSpace(v) != "" {
-			f[strings.TrimSpace(names[i])] = strings.TrimSpace(v)
-		}
-	}
-	return f
-}
-
-// alignedFields names the fields of watch's table, whose columns are
-// right-aligned under their names: a field belongs to the column whose
-// name ends where it ends (a row leaves blanks for columns it has no
-// value for).
-func alignedFields(header, line string) map[string]string {
-	ends := func(s string) map[int]string {
-		m := map[int]string{}
-		for i := 0; i < len(s); {
-			if s[i] == ' ' {
-				i++
-				continue
-			}
-			j := i
-			for j < len(s) && s[j] != ' ' {
-				j++
-			}
-			m[j] = s[i:j]
-			i = j
-		}
-		return m
-	}
-	names := ends(header)
-	f := map[string]string{}
-	for end, v := range ends(line) {
-		if name, ok := names[end]; ok {
-			f[name] = v
-		}
-	}
-	return f
-}
-
 // normalised fills one interval from a table whose per-CPU rows have
 // Bzy_MHz and Avg_MHz; scale(c) turns row c's figures divided by the
 // tool's interval into figures per second of emulated time, bzyClockFree
 // says the tool's Bzy_MHz needs no scaling, and wattsCPU is the row whose
 // scale applies to the package's watts (wattsRow: the row printing them).
-func normalised(t *testing.T, tb table, scale func(c int) float64, bzyClockFree bool, wattsRow, wattsCPU int) toolInterval {
+func normalised(t *testing.T, tb tooltable.Table, scale func(c int) float64, bzyClockFree bool, wattsRow, wattsCPU int) toolInterval {
 	t.Helper()
 	var iv toolInterval
 	for c := range throttleCPUs {
-		bzy, ok1 := tb.field(c, "Bzy_MHz")
-		avg, ok2 := tb.field(c, "Avg_MHz")
+		r := tb.CPU(c)
+		bzy, ok1 := r.Float("Bzy_MHz")
+		avg, ok2 := r.Float("Avg_MHz")
 		if !ok1 || !ok2 {
-			t.Fatalf("cpu%d: no Bzy_MHz or Avg_MHz in %v", c, tb.rows[c])
+			t.Fatalf("cpu%d: no Bzy_MHz or Avg_MHz in %v", c, r)
 		}
 		iv.avg[c] = avg * scale(c)
 		iv.bzy[c] = bzy
 		if !bzyClockFree {
 			iv.bzy[c] *= scale(c)
 		}
-		if v, ok := tb.field(c, "HWPsts"); ok { // turbostat: the register
+		if v, ok := r.Float("HWPsts"); ok { // turbostat: the register
 			iv.hwpStatus[c], iv.hasStatus = uint64(v), true
 		}
-		if v, ok := tb.field(c, "ExcMin"); ok { // watch: bit 2 as 0 or 1
+		if v, ok := r.Float("ExcMin"); ok { // watch: bit 2 as 0 or 1
 			iv.hwpStatus[c], iv.hasStatus = uint64(v)*excursionToMin, true
 		}
 	}
-	w, ok := tb.field(wattsRow, "PkgWatt")
+	w, ok := tb.CPU(wattsRow).Float("PkgWatt")
 	if !ok {
-		t.Fatalf("no PkgWatt on cpu%d's row: %v", wattsRow, tb.rows[wattsRow])
+		t.Fatalf("no PkgWatt on cpu%d's row: %v", wattsRow, tb.CPU(wattsRow))
 	}
 	iv.watts = w * scale(wattsCPU)
-	if v, ok := tb.field(wattsRow, "LimRsn"); ok {
+	if v, ok := tb.CPU(wattsRow).Float("LimRsn"); ok {
 		iv.reasons, iv.hasReason = uint64(v), true
 	}
 	return iv
@@ -522,12 +433,12 @@ func normalised(t *testing.T, tb table, scale func(c int) float64, bzyClockFree 
 func parseTurbostat(t *testing.T, out string) []toolInterval {
 	t.Helper()
 	var ivs []toolInterval
-	for _, tb := range tables(out, tabFields) {
+	for _, tb := range tooltable.Turbostat(out) {
 		scale := func(c int) float64 {
-			busy, ok1 := tb.field(c, "Busy%")
-			tsc, ok2 := tb.field(c, "TSC_MHz")
+			busy, ok1 := tb.CPU(c).Float("Busy%")
+			tsc, ok2 := tb.CPU(c).Float("TSC_MHz")
 			if !ok1 || !ok2 || busy <= 0 || tsc <= 0 {
-				t.Fatalf("cpu%d: Busy%% %v TSC_MHz %v: %v", c, busy, tsc, tb.rows[c])
+				t.Fatalf("cpu%d: Busy%% %v TSC_MHz %v: %v", c, busy, tsc, tb.CPU(c))
 			}
 			return throttleTSC * 100 / (busy * tsc)
 		}
@@ -543,11 +454,11 @@ func parseTurbostat(t *testing.T, out string) []toolInterval {
 func parseWatch(t *testing.T, out string) []toolInterval {
 	t.Helper()
 	var ivs []toolInterval
-	for _, tb := range tables(out, alignedFields) {
+	for _, tb := range tooltable.Watch(out) {
 		ivs = append(ivs, normalised(t, tb, func(c int) float64 {
-			tsc, ok := tb.field(c, "TSC_MHz")
+			tsc, ok := tb.CPU(c).Float("TSC_MHz")
 			if !ok || tsc <= 0 {
-				t.Fatalf("cpu%d: TSC_MHz %v: %v", c, tsc, tb.rows[c])
+				t.Fatalf("cpu%d: TSC_MHz %v: %v", c, tsc, tb.CPU(c))
 			}
 			return throttleTSC / tsc
 		}, false, 0, throttleCPUs-1))
@@ -666,44 +577,5 @@ func checkShow(t *testing.T, show string, rec *recording.Recording) {
 	}
 	if t.Failed() {
 		t.Logf("show:\n%s", show)
-	}
-}
-
-// TestThrottleParsers checks the two field splitters on lines the tools
-// printed: watch's right-aligned columns with blanks where a row has no
-// value, turbostat's tabs with trailing package columns left out.
-func TestThrottleParsers(t *testing.T) {
-	const (
-		watchHead = "    Type  Package     Core      CPU  Avg_MHz    Busy%  Bzy_MHz  TSC_MHz  PkgWatt   LimRsn   ExcMin"
-		tsHead    = "CPU\tAvg_MHz\tBusy%\tBzy_MHz\tTSC_MHz\t            HWPsts\tPkgWatt\t            LimRsn"
-	)
-	for _, tc := range []struct {
-		name   string
-		split  func(header, line string) map[string]string
-		header string
-		line   string
-		want   map[string]string
-	}{
-		{"watch, the package's first CPU", alignedFields, watchHead,
-			"       P        0        0        0     4308    98.98     4352     1665    56.96   0x0800        1",
-			map[string]string{"Type": "P", "Package": "0", "Core": "0", "CPU": "0", "Avg_MHz": "4308", "Busy%": "98.98", "Bzy_MHz": "4352",
-				"TSC_MHz": "1665", "PkgWatt": "56.96", "LimRsn": "0x0800", "ExcMin": "1"}},
-		{"watch, another CPU", alignedFields, watchHead,
-			"    LP-E        0       11       13     1895   100.00     1895     1700                          0",
-			map[string]string{"Type": "LP-E", "Package": "0", "Core": "11", "CPU": "13", "Avg_MHz": "1895", "Busy%": "100.00", "Bzy_MHz": "1895",
-				"TSC_MHz": "1700", "ExcMin": "0"}},
-		{"turbostat, the package's first CPU", tabFields, tsHead,
-			"0\t4476\t80.95\t4476\t2100\t0x0000000000000004\t57.00\t0x0000000008000800",
-			map[string]string{"CPU": "0", "Avg_MHz": "4476", "Busy%": "80.95", "Bzy_MHz": "4476", "TSC_MHz": "2100",
-				"HWPsts": "0x0000000000000004", "PkgWatt": "57.00", "LimRsn": "0x0000000008000800"}},
-		{"turbostat, another CPU", tabFields, tsHead,
-			"13\t1894\t80.94\t1895\t2099\t0x0000000000000004",
-			map[string]string{"CPU": "13", "Avg_MHz": "1894", "Busy%": "80.94", "Bzy_MHz": "1895", "TSC_MHz": "2099", "HWPsts": "0x0000000000000004"}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if d := cmp.Diff(tc.want, tc.split(tc.header, tc.line)); d != "" {
-				t.Errorf("fields (-want +got):\n%s", d)
-			}
-		})
 	}
 }
