@@ -60,6 +60,7 @@ func TestPageContent(t *testing.T) {
 		// keep-disturbed.
 		{"two recordings", []string{recordFixture, recordFixture}, true, []string{
 			`hwpprobe diff: A (emu-mtl-record.hwpr) vs B (emu-mtl-record.hwpr)`, `id="runs-time"`,
+			`<td class="mono">scaling_governor=powersave energy_performance_preference=balance_performance`,
 		}},
 	}
 	for _, tt := range tests {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/analysis/timeline"
+	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 //go:embed assets/uPlot.iife.min.js assets/uPlot.min.css assets/uPlot.LICENSE assets/page.js assets/page.css page.tmpl
@@ -86,7 +87,12 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 	if emu == "" {
 		emu = res.Meta.Emulated
 	}
-	sides := res.Sides[:]
+	sides := slices.Clone(res.Sides[:])
+	for i := range sides {
+		if len(sides[i].Settings) == 0 { // two recordings: what their runs found
+			sides[i].Settings = observed(res.Runs, sides[i].Label)
+		}
+	}
 	p := &page{Kind: "diff", Emulated: emu, Missing: slices.Clone(res.Missing),
 		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res),
 		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Warnings: res.Warnings,
@@ -114,8 +120,8 @@ func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
 		emu = rec.Meta.Emulated
 	}
 	ev := rec.Evidence
-	if len(ev.Settings) == 0 && len(rec.Runs) > 0 {
-		ev.Settings = rec.Runs[0].Summary().Start.Observed // what the first run found
+	if len(ev.Settings) == 0 {
+		ev.Settings = observed(rec.Runs, ev.Label)
 	}
 	sides := []analysis.SideResult{ev}
 	p := &page{Kind: "record", Emulated: emu, Missing: slices.Clone(rec.Missing),
@@ -212,5 +218,15 @@ func (p *page) loadAssets() error {
 	p.Style = template.CSS(parts[0] + "\n" + parts[1])
 	// uPlot's licence (MIT) travels with every copy of it.
 	p.Script = template.JS("/* uPlot, vendored by hwpprobe:\n" + parts[4] + "*/\n" + parts[2] + "\n" + parts[3])
+	return nil
+}
+
+// observed is the settings the side's first run found at its start.
+func observed(runs []analysis.RunResult, side string) []recording.Setting {
+	for _, r := range runs {
+		if r.Side == side {
+			return r.Summary().Start.Observed
+		}
+	}
 	return nil
 }

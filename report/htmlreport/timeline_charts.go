@@ -198,6 +198,9 @@ func limitChart(lanes []string) func(*Chart, column) {
 // held, and the lowest, dashed, where they differ.
 func requestChart(c *Chart, col column) {
 	c.Title, c.YLabel, c.ZeroBased = "HWP request per core type", "performance level / EPP (0-255)", true
+	if len(col.Run.Requests) > 0 && col.Run.Requests[0].Register != "IA32_HWP_REQUEST" {
+		c.Title = col.Run.Requests[0].Register + " per core type" // AMD's CPPC request
+	}
 	var tracks []track
 	for _, st := range col.Run.Requests {
 		if st.Field == "desired" && !slices.ContainsFunc(st.Steps, func(s timeline.Step) bool { return s.Hi > 0 }) {
