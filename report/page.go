@@ -83,6 +83,16 @@ func pageWriter(srcs []analysis.Source, tl *timeline.Timeline, o PageOptions) (f
 		return func(w io.Writer) error { return htmlreport.WriteRecord(w, rec, in) }, nil
 	}
 	res, err := analysis.Analyze(srcs, o.Stats, o.KeepDisturbed)
+	if errors.Is(err, analysis.ErrTooFewRuns) && len(srcs) == 1 && srcs[0].Rec.Issue() != nil {
+		// An experiment cut short before both sides had a run: the page
+		// of its runs, without the comparison.
+		rec, rerr := analysis.AnalyzeRecording(srcs[0])
+		if rerr != nil {
+			return nil, err
+		}
+		rec.Missing = append(rec.Missing, fmt.Sprintf("the comparison: %v", err))
+		return func(w io.Writer) error { return htmlreport.WriteRecord(w, rec, in) }, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -123,8 +123,11 @@ func TestPageInBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cut := filepath.Join(t.TempDir(), "cut.hwpr")
+	cut, early := filepath.Join(t.TempDir(), "cut.hwpr"), filepath.Join(t.TempDir(), "early.hwpr")
 	if err := os.WriteFile(cut, b[:len(b)*3/4], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(early, b[:len(b)/5], 0o644); err != nil { // before B's first counted run
 		t.Fatal(err)
 	}
 	tests = append(tests, struct {
@@ -132,13 +135,19 @@ func TestPageInBrowser(t *testing.T) {
 		paths        []string
 		dark, perCPU bool
 		want, not    []string
-	}{"cut-short", []string{cut}, false, false, []string{"runs-time", "tl-mhz-0", "tl-mhz-1"}, nil})
+	}{"cut-short", []string{cut}, false, false, []string{"runs-time", "tl-mhz-0", "tl-mhz-1"}, nil},
+		struct {
+			name         string
+			paths        []string
+			dark, perCPU bool
+			want, not    []string
+		}{"cut-early", []string{early}, false, false, []string{"tl-mhz-0"}, []string{"runs-time"}})
 	br := startBrowser(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out := filepath.Join(t.TempDir(), tt.name+".html")
 			err := Page(PageOptions{Paths: tt.paths, Output: out, KeepDisturbed: true, PerCPU: tt.perCPU, Info: Info{Version: "test"}})
-			if err != nil && (tt.name != "cut-short" || !errors.Is(err, analysis.ErrIncomplete)) {
+			if err != nil && (!strings.HasPrefix(tt.name, "cut-") || !errors.Is(err, analysis.ErrIncomplete)) {
 				t.Fatal(err)
 			}
 			res := checkInBrowser(t, br, out, tt.name, tt.dark)

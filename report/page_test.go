@@ -174,16 +174,26 @@ func firstRunOffset(t *testing.T, b []byte) int {
 }
 
 // TestPageCutShort: a recording cut short gives the page of what it holds,
-// saying what is missing, and then an InputError.
+// saying what is missing, and then an InputError; an experiment cut before
+// its second side had a run, the page of its runs without the comparison.
 func TestPageCutShort(t *testing.T) {
-	for _, fixture := range []string{diffFixture, recordFixture} {
-		t.Run(filepath.Base(fixture), func(t *testing.T) {
-			b, err := os.ReadFile(fixture)
+	tests := []struct {
+		name, fixture string
+		keep          float64 // the share of the file kept
+		want          string
+	}{
+		{"experiment", diffFixture, 0.75, `<div class="verdict" id="verdict">`},
+		{"experiment, one side", diffFixture, 0.2, `<li>the comparison: a side has no complete run`},
+		{"recording", recordFixture, 0.75, `<h1>hwpprobe record: cut.hwpr</h1>`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b, err := os.ReadFile(tt.fixture)
 			if err != nil {
 				t.Fatal(err)
 			}
 			cut := filepath.Join(t.TempDir(), "cut.hwpr")
-			if err := os.WriteFile(cut, b[:len(b)*3/4], 0o644); err != nil {
+			if err := os.WriteFile(cut, b[:int(float64(len(b))*tt.keep)], 0o644); err != nil {
 				t.Fatal(err)
 			}
 			_, page, err := writePage(t, cut)
@@ -191,8 +201,8 @@ func TestPageCutShort(t *testing.T) {
 			if !errors.As(err, &in) || !errors.Is(err, analysis.ErrIncomplete) {
 				t.Fatalf("Page = %v, want an InputError wrapping ErrIncomplete", err)
 			}
-			if !strings.Contains(page, `id="missing"`) || !strings.Contains(page, "truncated") {
-				t.Errorf("the page does not say what is missing:\n%.3000s", page)
+			if !strings.Contains(page, `id="missing"`) || !strings.Contains(page, "truncated") || !strings.Contains(page, tt.want) {
+				t.Errorf("the page does not say what is missing, or lacks %q:\n%.3000s", tt.want, page)
 			}
 		})
 	}

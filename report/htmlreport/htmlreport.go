@@ -53,6 +53,7 @@ type Section struct {
 // page is what the template renders.
 type page struct {
 	Kind            string // "diff" or "record"
+	ShowSide        bool   // the runs have sides (an experiment's)
 	Title, Subtitle string
 	Emulated        string
 	Missing         []string
@@ -98,6 +99,7 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
 	p.Title = fmt.Sprintf("hwpprobe diff: %s vs %s", res.Sides[0].Label, res.Sides[1].Label)
+	p.ShowSide = true
 	p.Subtitle = subtitle(res.Runs)
 	for _, s := range res.Sides {
 		p.SideLabels = append(p.SideLabels, s.Label)
@@ -128,7 +130,8 @@ func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
 		Sides: sideRows(sides), Cores: coreRows(sides), Requests: requestRows(sides), SideLabels: []string{"recorded"},
 		Runs: runRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),
 		Machine: machineRows(rec.Meta, []string{rec.Source}, o.Info)}
-	p.Title = "hwpprobe record: " + rec.Source
+	p.Title = "hwpprobe " + orNA(rec.Meta.Kind) + ": " + rec.Source
+	p.ShowSide = slices.ContainsFunc(rec.Runs, func(r analysis.RunResult) bool { return r.Summary().Start.Side != "" })
 	p.Subtitle = subtitle(rec.Runs)
 	var sections []Section
 	if o.Timeline != nil {

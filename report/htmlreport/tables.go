@@ -157,7 +157,11 @@ type runRow struct {
 func runRows(runs []analysis.RunResult) []runRow {
 	var rows []runRow
 	for _, r := range runs {
-		row := runRow{Run: fmt.Sprint(r.Run), Order: "warm-up", Side: r.Side, Seconds: fmt.Sprintf("%.3f", r.Seconds),
+		side := r.Side
+		if s := r.Summary().Start.Side; s != "" {
+			side = s
+		}
+		row := runRow{Run: fmt.Sprint(r.Run), Order: "warm-up", Side: side, Seconds: fmt.Sprintf("%.3f", r.Seconds),
 			Joules: fmtNum(r.Joules, ""), Watts: fmtNum(r.PkgWatts, ""), Exit: fmt.Sprint(r.ExitCode), Why: r.Excluded,
 			Cmd: quoteArgs(r.Command), Counted: r.Counted(), Warmup: r.Warmup}
 		if !r.Warmup {
