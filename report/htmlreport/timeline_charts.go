@@ -197,7 +197,7 @@ func limitChart(lanes []string) func(*Chart, column) {
 // when set) per core type as steps: the highest value any CPU of the type
 // held, and the lowest, dashed, where they differ.
 func requestChart(c *Chart, col column) {
-	c.Title, c.YLabel, c.ZeroBased = "HWP request per core type", "performance level / EPP (0-255)", true
+	c.Title, c.YLabel, c.ZeroBased = "HWP request per core type", "level, EPP (0-255)", true
 	if len(col.Run.Requests) > 0 && col.Run.Requests[0].Register != "IA32_HWP_REQUEST" {
 		c.Title = col.Run.Requests[0].Register + " per core type" // AMD's CPPC request
 	}

@@ -58,7 +58,9 @@
         // Labels alternate right and left, so that two close lines stay
         // readable.
         ctx.textAlign = i % 2 ? "left" : "right";
-        ctx.fillText(l.label, i % 2 ? b.left + 4 * devicePixelRatio : b.left + b.width - 4 * devicePixelRatio, y - 3 * devicePixelRatio);
+        // Above the line, or below it when the line is at the top.
+        var ty = y - 14 * devicePixelRatio < b.top ? y + 13 * devicePixelRatio : y - 3 * devicePixelRatio;
+        ctx.fillText(l.label, i % 2 ? b.left + 4 * devicePixelRatio : b.left + b.width - 4 * devicePixelRatio, ty);
       });
       if (c.emptyText) {
         ctx.fillStyle = css("--muted");
