@@ -99,7 +99,14 @@ func TestVarints(t *testing.T) {
 	var want []int64
 	var b []byte
 	prev := int64(0)
-	for _, v := range []int64{0, 1, -1, 63, -64, 64, 1 << 20, -(1 << 27), 1 << 34, 1 << 48, 1 << 55, -(1 << 56), math.MaxInt64, math.MinInt64, 5} {
+	vals := []int64{0, 1, -1, 63, -64, 64, 1 << 20, -(1 << 27), 1 << 34, 1 << 48, 1 << 55, -(1 << 56), math.MaxInt64, math.MinInt64, 5}
+	for i := range 40 { // runs of one-byte deltas, some zero
+		vals = append(vals, 5+int64(i%7)-int64(i%3)*int64(i/20))
+	}
+	for range 17 { // a run of no change
+		vals = append(vals, 7)
+	}
+	for _, v := range vals {
 		b = binary.AppendVarint(b, v-prev)
 		prev = v
 		want = append(want, v)

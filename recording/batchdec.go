@@ -342,11 +342,18 @@ func (bd *batchDec) int32Column(cols []column, name string, n int) ([]int64, err
 // after them; ok is false when b ends early or holds a bad varint.
 func varints[T int64 | uint64](b []byte, out []T) (rest []byte, ok bool) {
 	var prev T
-	p := 0
-	for i := range out {
+	p, i := 0, 0
+	for i < len(out) {
+		if i+8 <= len(out) && p+8 <= len(b) {
+			if w := binary.LittleEndian.Uint64(b[p:]); w&stopBits == 0 {
+				prev = put8(out[i:i+8], w, prev) // eight one-byte deltas: most
+				i, p = i+8, p+8
+				continue
+			}
+		}
 		var u uint64
 		switch {
-		case p < len(b) && b[p] < 0x80: // one byte: most deltas
+		case p < len(b) && b[p] < 0x80:
 			u = uint64(b[p])
 			p++
 		case p+8 <= len(b) && ^binary.LittleEndian.Uint64(b[p:])&stopBits != 0:
@@ -362,8 +369,29 @@ func varints[T int64 | uint64](b []byte, out []T) (rest []byte, ok bool) {
 		}
 		prev += T(int64(u>>1) ^ -int64(u&1)) // wraps as the writer's uint64 deltas
 		out[i] = prev
+		i++
 	}
 	return b[p:], true
+}
+
+// put8 decodes the eight one-byte zigzag deltas that are the bytes of w
+// (little endian) into out[:8], adding them up from prev, and returns
+// the last value.
+func put8[T int64 | uint64](out []T, w uint64, prev T) T {
+	out = out[:8]
+	if w == 0 { // nothing changed
+		for k := range out {
+			out[k] = prev
+		}
+		return prev
+	}
+	for k := range out {
+		u := w & 0xff
+		w >>= 8
+		prev += T(int64(u>>1) ^ -int64(u&1))
+		out[k] = prev
+	}
+	return prev
 }
 
 // stopBits are the continuation bits of 8 varint bytes.

@@ -22,10 +22,12 @@ type regTracker struct {
 }
 
 // posValues are one register's values by row position in the last
-// sample; ok is false where that is not known.
+// sample; ok is false where that is not known, allOK says it is known
+// everywhere.
 type posValues struct {
-	v  []uint64
-	ok []bool
+	v     []uint64
+	ok    []bool
+	allOK bool
 }
 
 // add notes the registers of one sample's CPU rows, which are rows
@@ -41,6 +43,10 @@ func (t *regTracker) add(rows []recording.CPURow, cols []recording.RegColumn, fr
 			has = c.Has[from : from+len(rows)]
 		}
 		lastV, lastOK := last.v[:len(vals)], last.ok[:len(vals)]
+		if fast && has == nil && last.allOK && slices.Equal(vals, lastV) {
+			continue // the usual sample: no register of the column changed
+		}
+		last.allOK = has == nil
 		for i, v := range vals {
 			switch {
 			case fast && has == nil && lastV[i] == v && lastOK[i]: // most
@@ -50,6 +56,7 @@ func (t *regTracker) add(rows []recording.CPURow, cols []recording.RegColumn, fr
 				t.note(i, rows[i].CPU, j, c.MSR, v)
 				lastV[i], lastOK[i] = v, true
 			}
+			last.allOK = last.allOK && lastOK[i]
 		}
 	}
 }
@@ -74,6 +81,7 @@ func (t *regTracker) sameLayout(rows []recording.CPURow) bool {
 	}
 	for _, p := range t.last {
 		clear(p.ok)
+		p.allOK = false
 	}
 	return false
 }
@@ -89,7 +97,7 @@ func (t *regTracker) values(msr uint32, n int) *posValues {
 		t.last[msr] = p
 	}
 	for len(p.v) < n {
-		p.v, p.ok = append(p.v, 0), append(p.ok, false)
+		p.v, p.ok, p.allOK = append(p.v, 0), append(p.ok, false), false
 	}
 	return p
 }
