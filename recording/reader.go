@@ -48,7 +48,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1),
+	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false),
 		zstd.WithDecoderMaxMemory(uint64(v.maxPayload())), zstd.WithDecodeAllCapLimit(true),
 		zstd.WithDecoderMaxWindow(uint64(v.maxPayload())))
 	if err != nil {

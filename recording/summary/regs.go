@@ -65,12 +65,14 @@ func (t *regTracker) add(rows []recording.CPURow, cols []recording.RegColumn, fr
 // the same order, each once; when they do not, it forgets the values by
 // row position and takes rows as the layout.
 func (t *regTracker) sameLayout(rows []recording.CPURow) bool {
-	same := len(rows) == len(t.layout)
-	for i := 0; same && i < len(rows); i++ {
-		same = rows[i].CPU == t.layout[i]
-	}
-	if same {
-		return t.unique
+	if len(rows) == len(t.layout) {
+		layout, i := t.layout[:len(rows)], 0
+		for i < len(rows) && rows[i].CPU == layout[i] {
+			i++
+		}
+		if i == len(rows) {
+			return t.unique
+		}
 	}
 	t.layout, t.unique = t.layout[:0], true
 	seen := make(map[int]bool, len(rows))

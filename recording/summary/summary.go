@@ -389,9 +389,8 @@ func (t *traceAcc) add(e recording.TraceEvent) {
 	if e.Failed {
 		w.Failed++
 	}
-	if !w.CPUs.Contains(e.CPU) {
-		w.CPUs = append(w.CPUs, e.CPU)
-		slices.Sort(w.CPUs)
+	if i, ok := slices.BinarySearch(w.CPUs, e.CPU); !ok {
+		w.CPUs = slices.Insert(w.CPUs, i, e.CPU)
 	}
 	t.counts[k][e.Value]++
 	t.writers[k][writerKey{e.PID, e.Comm}]++
