@@ -344,29 +344,30 @@ func varints[T int64 | uint64](b []byte, out []T) (rest []byte, ok bool) {
 	var prev T
 	p, i := 0, 0
 	for i < len(out) {
-		if i+8 <= len(out) && p+8 <= len(b) {
-			if w := binary.LittleEndian.Uint64(b[p:]); w&stopBits == 0 {
-				prev = put8(out[i:i+8], w, prev) // eight one-byte deltas: most
+		var u uint64
+		var k int
+		if p+8 <= len(b) {
+			// Branches that follow the data's shape, not each varint's
+			// length: eight one-byte deltas at once (a run of small
+			// changes), or one varint decoded without a loop.
+			w := binary.LittleEndian.Uint64(b[p:])
+			switch {
+			case w&stopBits == 0 && i+8 <= len(out):
+				prev = put8(out[i:i+8], w, prev)
 				i, p = i+8, p+8
 				continue
+			case ^w&stopBits != 0:
+				u, k = uvarint8(w)
+			default:
+				u, k = binary.Uvarint(b[p:])
 			}
+		} else {
+			u, k = binary.Uvarint(b[p:])
 		}
-		var u uint64
-		switch {
-		case p < len(b) && b[p] < 0x80:
-			u = uint64(b[p])
-			p++
-		case p+8 <= len(b) && ^binary.LittleEndian.Uint64(b[p:])&stopBits != 0:
-			var k int
-			u, k = uvarint8(binary.LittleEndian.Uint64(b[p:]))
-			p += k
-		default:
-			var k int
-			if u, k = binary.Uvarint(b[p:]); k <= 0 {
-				return nil, false
-			}
-			p += k
+		if k <= 0 {
+			return nil, false
 		}
+		p += k
 		prev += T(int64(u>>1) ^ -int64(u&1)) // wraps as the writer's uint64 deltas
 		out[i] = prev
 		i++
@@ -399,12 +400,14 @@ const stopBits = 0x8080808080808080
 
 // uvarint8 decodes a varint of at most 8 bytes from the 8 bytes w (little
 // endian), one of which ends it, without a loop: it returns the value and
-// its length.
+// its length. The 7-bit groups are packed pairwise: into 14 bits per 16,
+// 28 per 32, then 56.
 func uvarint8(w uint64) (uint64, int) {
 	n := bits.TrailingZeros64(^w&stopBits)/8 + 1
-	w &= ^uint64(0) >> (64 - 8*n)
-	return w&0x7f | w>>1&(0x7f<<7) | w>>2&(0x7f<<14) | w>>3&(0x7f<<21) |
-		w>>4&(0x7f<<28) | w>>5&(0x7f<<35) | w>>6&(0x7f<<42) | w>>7&(0x7f<<49), n
+	w &= ^uint64(0) >> (64 - 8*n) & 0x7f7f7f7f7f7f7f7f
+	w = w&0x007f007f007f007f | w&0x7f007f007f007f00>>1
+	w = w&0x00003fff00003fff | w&0x3fff00003fff0000>>2
+	return w&0x000000000fffffff | w&0x0fffffff00000000>>4, n
 }
 
 // cpuRows decodes the CPU table: ids always, places, figures (into vals)
