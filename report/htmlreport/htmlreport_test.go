@@ -139,3 +139,26 @@ func TestWrittenText(t *testing.T) {
 		t.Errorf("no writer of min: got %q", got)
 	}
 }
+
+// TestWritesChart: a point per write in its register's lane, hover text,
+// and the note when the timeline kept only the first writes.
+func TestWritesChart(t *testing.T) {
+	run := &timeline.Run{Writes: []timeline.Write{
+		{T: 1.5, CPU: 1, Register: "IA32_ENERGY_PERF_BIAS", New: "0x6", Comm: "x", PID: 2},
+		{T: -0.25, CPU: 0, Register: "IA32_HWP_REQUEST", New: "0x1", Comm: "x", PID: 2},
+	}, WritesDropped: 3}
+	c := newChart("w", "", "")
+	writesChart([]string{"IA32_HWP_REQUEST", "IA32_ENERGY_PERF_BIAS"})(&c, column{Run: run})
+	if diff := cmp.Diff(Numbers{-0.25, 1.5}, c.X); diff != "" {
+		t.Errorf("x (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Numbers{{1, NaN}, {NaN, 2}}, []Numbers{c.Series[0].Values, c.Series[1].Values}, nan); diff != "" {
+		t.Errorf("lanes (-want +got):\n%s", diff)
+	}
+	if c.Series[1].Text[1] != "+1.500 s CPU 1: ? -> 0x6 by x[2]" {
+		t.Errorf("hover text %q", c.Series[1].Text[1])
+	}
+	if want := "; the first 2 writes drawn (to +1.5 s), 3 more not kept"; c.Note != want {
+		t.Errorf("note %q, want %q", c.Note, want)
+	}
+}

@@ -50,8 +50,11 @@ func writesChart(regs []string) func(*Chart, column) {
 			}
 			c.Series = append(c.Series, s)
 		}
-		if col.Run.WritesDropped > 0 || col.Run.WritesLost > 0 {
-			c.Note += fmt.Sprintf("; %d more writes not drawn, %d lost by the tracer", col.Run.WritesDropped, col.Run.WritesLost)
+		if col.Run.WritesDropped > 0 {
+			c.Note += fmt.Sprintf("; the first %d writes drawn (to %+.1f s), %d more not kept", len(ws), ws[len(ws)-1].T, col.Run.WritesDropped)
+		}
+		if col.Run.WritesLost > 0 {
+			c.Note += fmt.Sprintf("; %d writes lost by the tracer", col.Run.WritesLost)
 		}
 	}
 }
