@@ -9,7 +9,7 @@
 # figures rounded as record rounds them, 20 kernel MSR writes a second),
 # then measures, one after the other in this run, the wall time, CPU time
 # (user + system) and peak RSS (GNU time's %e, %U + %S and %M; the least
-# times of three runs for show and zstd, of one for the others) of:
+# times of five runs for show and zstd, of one for the others) of:
 #
 #   show     hwpprobe show FILE > /dev/null
 #   export   hwpprobe export --csv FILE > /dev/null
@@ -70,9 +70,9 @@ for spec in ${SPECS:-14:3600 224:600 512:$S512}; do
 	size=$(stat -c %s "$f")
 	printf '%d CPUs x %d s: %d bytes, %.1f bytes per CPU-sample\n' "$cpus" "$secs" "$size" \
 		"$(echo "$size / ($cpus * $secs * 10)" | bc -l)"
-	measure 3 zstd "$T/gen" -inflate "$f"
+	measure 5 zstd "$T/gen" -inflate "$f"
 	echo
-	measure 3 show "$T/hwpprobe" show "$f"
+	measure 5 show "$T/hwpprobe" show "$f"
 	echo "   $(ratio show zstd)"
 	measure 1 export "$T/hwpprobe" export --csv "$f"
 	echo "   $(ratio export zstd)"
