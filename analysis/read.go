@@ -25,7 +25,8 @@ func ReadSources(paths []string) ([]Source, error) {
 	var incomplete error
 	for _, p := range paths {
 		var sc *scanner
-		rec, err := recording.ScanFile(p, func(r recording.Record) error {
+		// The rows, and the CPU registers as columns for the summary.
+		rec, err := recording.ScanFileParts(p, recording.PartRows|recording.PartCPURegColumns, func(r recording.Record) error {
 			if m, ok := r.(recording.Meta); ok {
 				sc = newScanner(m.Host)
 			}
