@@ -124,9 +124,6 @@ func (r *Reader) next() (Record, error) {
 		rec, err = bd.decodeTrace(payload)
 	default:
 		rec, err = r.decodePayload(typ, payload)
-		if s, ok := rec.(Samples); ok && r.parts != PartRows {
-			rec = s.keep(r.parts)
-		}
 	}
 	if err != nil {
 		return nil, r.corrupt("%s record: %v", typ, err)
@@ -207,7 +204,11 @@ func (r *Reader) decodePayload(t RecordType, p []byte) (Record, error) {
 	case TypeSnapshot:
 		return decodeJSON[Snapshot](p, strict)
 	case TypeSamples:
-		return decodeJSON[Samples](p, strict)
+		rec, err := decodeJSON[Samples](p, strict)
+		if err != nil || r.parts == PartRows {
+			return rec, err
+		}
+		return rec.(Samples).keep(r.parts), nil
 	case TypeTrace:
 		return decodeJSON[Trace](p, strict)
 	case TypeProcess:
