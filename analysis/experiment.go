@@ -31,6 +31,30 @@ type Source struct {
 	scan *scanner
 }
 
+// scanner returns what ReadSources gathered for s, or scans s's runs when
+// its recording was read whole.
+func (s Source) scanner() *scanner {
+	if s.scan != nil {
+		return s.scan
+	}
+	sc := newScanner(s.Rec.Meta.Host)
+	for _, run := range s.Rec.Runs {
+		sc.addRun(run)
+	}
+	return sc
+}
+
+// noteIncomplete adds to res.Missing why s's recording ends early: the
+// problem that stopped the reading (shown says what is used of it) or
+// the missing end record.
+func (res *Result) noteIncomplete(s Source, shown string) {
+	if s.Rec.Problem != nil {
+		res.Missing = append(res.Missing, fmt.Sprintf("%s: %v; %s", s.Name, s.Rec.Problem, shown))
+	} else if s.Rec.End == nil {
+		res.Missing = append(res.Missing, s.Name+": the file has no end record (the writer stopped)")
+	}
+}
+
 // RunResult is one run as the analysis sees it.
 type RunResult struct {
 	Side     string   `json:"side"`
@@ -157,18 +181,8 @@ func (res *Result) collectRuns(srcs []Source) error {
 	}
 	for i, s := range srcs {
 		res.Sources = append(res.Sources, s.Name)
-		if s.Rec.Problem != nil {
-			res.Missing = append(res.Missing, fmt.Sprintf("%s: %v; the complete runs before it are analysed", s.Name, s.Rec.Problem))
-		} else if s.Rec.End == nil {
-			res.Missing = append(res.Missing, s.Name+": the file has no end record (the writer stopped)")
-		}
-		sc := s.scan
-		if sc == nil {
-			sc = newScanner(s.Rec.Meta.Host)
-			for _, run := range s.Rec.Runs {
-				sc.addRun(run)
-			}
-		}
+		res.noteIncomplete(s, "the complete runs before it are analysed")
+		sc := s.scanner()
 		for _, run := range s.Rec.Runs {
 			side := res.Sides[i].Label
 			if len(srcs) == 1 {

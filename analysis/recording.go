@@ -54,18 +54,8 @@ func (res *Result) collectOne(src Source, label string) error {
 		return fmt.Errorf("%w: %s has no run", ErrTooFewRuns, src.Name)
 	}
 	res.Sources = []string{src.Name}
-	if src.Rec.Problem != nil {
-		res.Missing = append(res.Missing, fmt.Sprintf("%s: %v; the records before it are shown", src.Name, src.Rec.Problem))
-	} else if src.Rec.End == nil {
-		res.Missing = append(res.Missing, src.Name+": the file has no end record (the writer stopped)")
-	}
-	sc := src.scan
-	if sc == nil {
-		sc = newScanner(src.Rec.Meta.Host)
-		for _, run := range src.Rec.Runs {
-			sc.addRun(run)
-		}
-	}
+	res.noteIncomplete(src, "the records before it are shown")
+	sc := src.scanner()
 	for i, run := range src.Rec.Runs {
 		r := newRunResult(src, sc, run, label)
 		r.Order = i
