@@ -38,21 +38,9 @@ func TestTableLimits(t *testing.T) {
 				{CPU: []RawCPU{{HWPStatus: 0}, {HWPStatus: 0x4}}, Pkg: []RawPkg{{}}},
 				{CPU: []RawCPU{{HWPStatus: 0x4}, {HWPStatus: 0x1}}, Pkg: []RawPkg{{LimitReasons: tc.limit}}},
 			}}
-			s, err := New(r, WithClock(fakeClock()))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var smp Sample
-			if err := s.Sample(&smp); err != nil {
-				t.Fatal(err)
-			}
-			cols, _ := ParseColumns("Limits,ExcMin")
-			var b strings.Builder
-			if err := NewTable(st, cols, true).WriteRows(&b, &smp); err != nil {
-				t.Fatal(err)
-			}
+			smp := firstSample(t, r)
 			var got [][]string
-			for _, l := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+			for _, l := range strings.Split(strings.TrimRight(tableRows(t, st, "Limits,ExcMin", true, &smp), "\n"), "\n") {
 				got = append(got, strings.Fields(l))
 			}
 			want := [][]string{

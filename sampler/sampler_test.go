@@ -33,6 +33,21 @@ func fakeClock() func() time.Time {
 	return func() time.Time { t = t.Add(time.Second); return t }
 }
 
+// firstSample starts a Sampler on r with fakeClock and returns its first
+// sample.
+func firstSample(t *testing.T, r Reader) Sample {
+	t.Helper()
+	s, err := New(r, WithClock(fakeClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var smp Sample
+	if err := s.Sample(&smp); err != nil {
+		t.Fatal(err)
+	}
+	return smp
+}
+
 // approx compares floats to 1e-9 relative, for figures computed in
 // floating point.
 var approx = cmpopts.EquateApprox(1e-9, 0)
@@ -85,15 +100,7 @@ func TestSampleFormulas(t *testing.T) {
 			Pkg: []RawPkg{{Energy: [NumDomains]uint64{DomPkg: 0xC3000, DomCores: 1000 + 20*16384}, ThermStatus: 0x88280000, LimitReasons: 0x1}},
 		},
 	}
-	r := &seqReader{setup: hybridSetup(), steps: steps}
-	s, err := New(r, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got Sample
-	if err := s.Sample(&got); err != nil {
-		t.Fatal(err)
-	}
+	got := firstSample(t, &seqReader{setup: hybridSetup(), steps: steps})
 	m := func(v float64) Value { return Value{V: v, Src: SrcMSR} }
 	p := func(v float64) Value { return Value{V: v, Src: SrcPerf} }
 	want := Sample{

@@ -8,6 +8,20 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// tableRows renders smp's rows of a Table of st with the columns spec.
+func tableRows(t *testing.T, st *Setup, spec string, perCPU bool, smp *Sample) string {
+	t.Helper()
+	cols, err := ParseColumns(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	if err := NewTable(st, cols, perCPU).WriteRows(&b, smp); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
+}
+
 func TestParseColumns(t *testing.T) {
 	got, err := ParseColumns("avg_mhz, Busy%,PKGWATT,epp")
 	if err != nil {
@@ -41,14 +55,7 @@ func TestTableText(t *testing.T) {
 			{APERF: 1e9, MPERF: 2e9, TSC: 2e9, HWPRequest: 0x80002b0c, ThermStatus: 0x88300000},
 		}, Pkg: []RawPkg{{Energy: [NumDomains]uint64{16384 * 12, 0}, ThermStatus: 0x88280000, LimitReasons: 0x1}}},
 	}}
-	s, err := New(r, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var smp Sample
-	if err := s.Sample(&smp); err != nil {
-		t.Fatal(err)
-	}
+	smp := firstSample(t, r)
 	cols, _ := ParseColumns("Avg_MHz,Busy%,Bzy_MHz,PkgWatt,CorWatt,HWPmin,EPP,LimRsn")
 	tab := NewTable(r.setup, cols, true)
 	var b strings.Builder
@@ -80,21 +87,8 @@ func TestTableText(t *testing.T) {
 // IA32_HWP_REQUEST. 0x80003cbe: max 0xbe = 190, min 0x3c = 60, EPP 128.
 func TestTableAMD(t *testing.T) {
 	st := &Setup{CPUs: []Topo{{CPU: 0}}, HWPRequest: SrcMSR, HWPRegister: 0xC00102B3}
-	r := &seqReader{setup: st, steps: []Raw{{CPU: []RawCPU{{HWPRequest: 0x80003cbe}}}}}
-	s, err := New(r, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var smp Sample
-	if err := s.Sample(&smp); err != nil {
-		t.Fatal(err)
-	}
-	cols, _ := ParseColumns("HWPmin,HWPmax,EPP")
-	var b strings.Builder
-	if err := NewTable(st, cols, false).WriteRows(&b, &smp); err != nil {
-		t.Fatal(err)
-	}
-	if got, want := strings.Fields(b.String()), []string{"-", "-", "-", "60", "190", "128"}; !cmp.Equal(got, want) {
+	smp := firstSample(t, &seqReader{setup: st, steps: []Raw{{CPU: []RawCPU{{HWPRequest: 0x80003cbe}}}}})
+	if got, want := strings.Fields(tableRows(t, st, "HWPmin,HWPmax,EPP", false, &smp)), []string{"-", "-", "-", "60", "190", "128"}; !cmp.Equal(got, want) {
 		t.Errorf("row %q, want %q", got, want)
 	}
 	if in := st.Info(); in.HWPRegister != 0xC00102B3 {
