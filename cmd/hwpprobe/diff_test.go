@@ -19,6 +19,20 @@ func writeExperiment(t *testing.T, dir, name string, e testexp.Experiment) strin
 	return p
 }
 
+// writeTruncated writes the seed experiment cut after 6 records and then
+// mid-record (its last 5 bytes gone) as dir/cut.hwpr and returns the path.
+func writeTruncated(t *testing.T, dir string) string {
+	t.Helper()
+	cut := testexp.Seed()
+	cut.CutAfter = 6
+	b := cut.Bytes()
+	p := filepath.Join(dir, "cut.hwpr")
+	if err := os.WriteFile(p, b[:len(b)-5], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestDiffOffline(t *testing.T) {
 	dir := t.TempDir()
 	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
@@ -73,13 +87,7 @@ func TestDiffTwoRecordings(t *testing.T) {
 
 func TestDiffBadInput(t *testing.T) {
 	dir := t.TempDir()
-	cut := testexp.Seed()
-	cut.CutAfter = 6
-	b := cut.Bytes()
-	truncated := filepath.Join(dir, "cut.hwpr")
-	if err := os.WriteFile(truncated, b[:len(b)-5], 0o644); err != nil {
-		t.Fatal(err)
-	}
+	truncated := writeTruncated(t, dir)
 	text := filepath.Join(dir, "notes.txt")
 	os.WriteFile(text, []byte("hello\n"), 0o644)
 	rec := testexp.Seed()
