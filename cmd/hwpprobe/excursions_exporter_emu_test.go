@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -23,33 +21,7 @@ for f in /sys/devices/system/cpu/cpufreq/policy*/scaling_governor; do echo perfo
 "$H" exporter --listen 127.0.0.1:0 --min-interval 100ms 2> $D/log & P=$!
 trap 'kill $P 2>/dev/null' EXIT
 i=0; while [ ! -e $D/stop ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done`
-	cctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	cmd := exec.CommandContext(cctx, hwpemuBin(t), "run", "--busy", "1", machine, "--", "sh", "-c", script, "sh", dir, hwpprobeBin)
-	cmd.WaitDelay = 5 * time.Second
-	out, err := os.Create(filepath.Join(dir, "hwpemu.out"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); out.Close() }()
-	t.Cleanup(func() {
-		defer cancel()
-		os.WriteFile(filepath.Join(dir, "stop"), nil, 0o644)
-		select {
-		case err := <-done:
-			if err != nil {
-				b, _ := os.ReadFile(filepath.Join(dir, "hwpemu.out"))
-				t.Errorf("hwpemu run: %v\n%s", err, b)
-			}
-		case <-time.After(30 * time.Second):
-			t.Error("hwpemu session did not end within 30s of dir/stop")
-		}
-	})
+	hwpemuSession(t, dir, "run", "--busy", "1", machine, "--", "sh", "-c", script, "sh", dir, hwpprobeBin)
 	addr, err := exporterAddr(ctx, filepath.Join(dir, "log"))
 	if err != nil {
 		t.Fatal(err)

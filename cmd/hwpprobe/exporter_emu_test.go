@@ -58,8 +58,6 @@ const (
 // minutes.
 func emuSession(t *testing.T, dir, addr string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	hwpemu := hwpemuBin(t)
 	script := `D=$1; H=$2; A=$3
 "$H" snapshot --json > $D/snap.json || exit 1
 "$H" exporter --listen $A --min-interval 100ms 2> $D/log & P=$!
@@ -75,11 +73,22 @@ awk '$8 == "sh" { n[$4]++ } END { for (m in n) print m, n[m] }' /sys/devices/sys
 mv $D/switched.tmp $D/switched
 i=0; while [ ! -e $D/stop ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done`
 	energy := strconv.FormatFloat(emuEnergyStart, 'f', -1, 64)
-	cmd := exec.CommandContext(ctx, hwpemu, "run", "--busy", "0", "--energy-start", energy, "mtl-165u", "--",
+	hwpemuSession(t, dir, "run", "--busy", "0", "--energy-start", energy, "mtl-165u", "--",
 		"sh", "-c", script, "sh", dir, hwpprobeBin, addr)
+}
+
+// hwpemuSession starts `hwpemu ARGS`, a session whose script ends when
+// dir/stop exists, with its output in dir/hwpemu.out; it is killed after
+// 3 minutes. When the test ends it touches dir/stop, and the test fails
+// if the session has not ended within 30 seconds or ended with an error.
+func hwpemuSession(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	cmd := exec.CommandContext(ctx, hwpemuBin(t), args...)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := os.Create(filepath.Join(dir, "hwpemu.out"))
 	if err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = out, out
@@ -175,6 +184,18 @@ func startPrometheus(t *testing.T, dir, target string) string {
 	return addr
 }
 
+// promGet runs the instant query q on the Prometheus at addr and decodes
+// the API's answer into r; the caller checks its status.
+func promGet(ctx context.Context, addr, q string, r any) error {
+	u := "http://" + addr + "/api/v1/query?query=" + url.QueryEscape(q)
+	return httpGet(ctx, http.DefaultClient, u, func(resp *http.Response) error {
+		if err := json.NewDecoder(resp.Body).Decode(r); err != nil {
+			return fmt.Errorf("query %s: %w", q, err)
+		}
+		return nil
+	})
+}
+
 // promSample is one series of a Prometheus instant query's result.
 type promSample struct {
 	Metric map[string]string `json:"metric"`
@@ -184,25 +205,14 @@ type promSample struct {
 // promQuery runs an instant query and returns the series' values by
 // their label key.
 func promQuery(ctx context.Context, addr, q, key string) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/query?query="+url.QueryEscape(q), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var r struct {
 		Status string `json:"status"`
 		Data   struct {
 			Result []promSample `json:"result"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return nil, fmt.Errorf("query %s: %w", q, err)
+	if err := promGet(ctx, addr, q, &r); err != nil {
+		return nil, err
 	}
 	if r.Status != "success" {
 		return nil, fmt.Errorf("query %s: status %q", q, r.Status)
@@ -228,17 +238,6 @@ type promPoint struct {
 // promRange runs an instant query for a range vector (`metric{...}[1m]`)
 // of one series and returns its raw samples, oldest first.
 func promRange(ctx context.Context, addr, q string) ([]promPoint, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/api/v1/query?query="+url.QueryEscape(q), nil)
-	if err != nil {
-		return nil, err
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
 	var r struct {
 		Status string `json:"status"`
 		Data   struct {
@@ -247,8 +246,8 @@ func promRange(ctx context.Context, addr, q string) ([]promPoint, error) {
 			} `json:"result"`
 		} `json:"data"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
-		return nil, fmt.Errorf("query %s: %w", q, err)
+	if err := promGet(ctx, addr, q, &r); err != nil {
+		return nil, err
 	}
 	if r.Status != "success" || len(r.Data.Result) != 1 {
 		return nil, fmt.Errorf("query %s: status %q, %d series; want one", q, r.Status, len(r.Data.Result))

@@ -6,12 +6,9 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -22,34 +19,8 @@ import (
 // ends.
 func emuExporter(t *testing.T, ctx context.Context, machine string, args ...string) (int, string) {
 	t.Helper()
-	log := filepath.Join(t.TempDir(), "exporter.log")
-	f, err := os.Create(log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	argv := append([]string{"run", machine, "--", hwpprobeBin, "exporter", "--listen", "127.0.0.1:0"}, args...)
-	cmd := exec.Command(hwpemuBin(t), argv...)
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Error("hwpemu run did not stop within 30s of SIGTERM")
-		}
-	})
-	addr, err := exporterAddr(ctx, log)
-	if err != nil {
-		t.Fatal(err)
-	}
+	argv := append([]string{hwpemuBin(t), "run", machine, "--", hwpprobeBin, "exporter", "--listen", "127.0.0.1:0"}, args...)
+	cmd, addr, _ := startServing(t, ctx, "hwpemu run", 30*time.Second, argv...)
 	pid, err := descendant(cmd.Process.Pid, hwpprobeBin, "exporter")
 	if err != nil {
 		t.Fatal(err)
@@ -124,21 +95,15 @@ var (
 // scrapeRaw fetches addr's /metrics over client and discards the body; it
 // returns the body's length.
 func scrapeRaw(ctx context.Context, client *http.Client, addr string) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	n, err := io.Copy(io.Discard, resp.Body)
-	if err == nil && resp.StatusCode != http.StatusOK {
-		err = fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
+	var n int64
+	err := httpGet(ctx, client, "http://"+addr+"/metrics", func(resp *http.Response) error {
+		var err error
+		n, err = io.Copy(io.Discard, resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("GET /metrics: %s", resp.Status)
+		}
+		return err
+	})
 	return n, err
 }
 

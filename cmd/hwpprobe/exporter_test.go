@@ -22,24 +22,36 @@ import (
 // metrics is one scrape: metric families by name.
 type metrics map[string]*dto.MetricFamily
 
-// scrape fetches addr's /metrics in the text format and parses it.
-func scrape(ctx context.Context, addr string) (metrics, error) {
+// httpGet GETs url over client, within 10 seconds, and hands the
+// response to read.
+func httpGet(ctx context.Context, client *http.Client, url string, read func(*http.Response) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("GET /metrics: %s", resp.Status)
-	}
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	return p.TextToMetricFamilies(resp.Body)
+	return read(resp)
+}
+
+// scrape fetches addr's /metrics in the text format and parses it.
+func scrape(ctx context.Context, addr string) (metrics, error) {
+	var m metrics
+	err := httpGet(ctx, http.DefaultClient, "http://"+addr+"/metrics", func(resp *http.Response) error {
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("GET /metrics: %s", resp.Status)
+		}
+		p := expfmt.NewTextParser(model.UTF8Validation)
+		var err error
+		m, err = p.TextToMetricFamilies(resp.Body)
+		return err
+	})
+	return m, err
 }
 
 // value returns the value of the series of name whose labels include
@@ -108,8 +120,19 @@ func exporterAddr(ctx context.Context, log string) (string, error) {
 }
 
 // startExporter runs `hwpprobe exporter` on this machine with args and
-// returns its process and address; it is stopped when the test ends.
+// returns its process, address and log; it is stopped when the test ends.
 func startExporter(t *testing.T, ctx context.Context, args ...string) (*exec.Cmd, string, string) {
+	t.Helper()
+	argv := append([]string{hwpprobeBin, "exporter", "--listen", "127.0.0.1:0"}, args...)
+	return startServing(t, ctx, "exporter", 10*time.Second, argv...)
+}
+
+// startServing runs argv, a command line that starts an exporter, with
+// its output in a log, waits for the exporter to log where it serves, and
+// returns the process, that address and the log's path. When the test
+// ends the process gets SIGTERM; the test fails if it has not stopped
+// within stopWithin (then it is killed), naming it what.
+func startServing(t *testing.T, ctx context.Context, what string, stopWithin time.Duration, argv ...string) (*exec.Cmd, string, string) {
 	t.Helper()
 	log := filepath.Join(t.TempDir(), "exporter.log")
 	f, err := os.Create(log)
@@ -117,7 +140,7 @@ func startExporter(t *testing.T, ctx context.Context, args ...string) (*exec.Cmd
 		t.Fatal(err)
 	}
 	defer f.Close()
-	cmd := exec.Command(hwpprobeBin, append([]string{"exporter", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdout, cmd.Stderr = f, f
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -128,10 +151,10 @@ func startExporter(t *testing.T, ctx context.Context, args ...string) (*exec.Cmd
 		cmd.Process.Signal(syscall.SIGTERM)
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(stopWithin):
 			cmd.Process.Kill()
 			<-done
-			t.Error("exporter did not stop within 10s of SIGTERM")
+			t.Errorf("%s did not stop within %v of SIGTERM", what, stopWithin)
 		}
 	})
 	addr, err := exporterAddr(ctx, log)
