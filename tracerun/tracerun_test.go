@@ -1,9 +1,11 @@
 package tracerun
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
 	"syscall"
 	"testing"
@@ -65,34 +67,61 @@ func TestExit(t *testing.T) {
 // TestSupervise: a command that exits on its own is not ended; one still
 // running at the duration gets SIGTERM, and one that ignores SIGTERM gets
 // SIGKILL after the grace time; signals hwpprobe receives are forwarded.
+//
+// The signal is really sent to the test process, caught as hwpprobe
+// catches it (signal.Notify, before the command starts): the command
+// then starts with that signal's default action, whatever the test's
+// launcher left (under nohup SIGHUP is ignored, and an ignored signal
+// stays ignored across fork and exec). A script that ignores SIGTERM says
+// so on stdout before the duration starts, so a loaded machine cannot
+// send SIGTERM before the trap is set; the grace time of a command that
+// SIGTERM ends is long, since under load sh may run late (dash blocks
+// every signal while it vforks its command).
 func TestSupervise(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		script   string
 		duration time.Duration
-		signal   os.Signal
+		grace    time.Duration
+		signal   syscall.Signal
 		ended    bool
 		code     int
 	}{
-		{"exits first", "exit 4", time.Minute, nil, false, 4},
-		{"ended by SIGTERM", "sleep 60", 50 * time.Millisecond, nil, true, 128 + 15},
-		{"ignores SIGTERM", "trap '' TERM; sleep 60 & wait; sleep 60", 50 * time.Millisecond, nil, true, 128 + 9},
-		{"forwarded SIGHUP", "sleep 60", 0, syscall.SIGHUP, false, 128 + 1},
+		{"exits first", "exit 4", time.Minute, time.Second, 0, false, 4},
+		{"ended by SIGTERM", "sleep 60", 50 * time.Millisecond, 20 * time.Second, 0, true, 128 + 15},
+		{"ignores SIGTERM", "trap '' TERM; echo ready; sleep 60 & wait; sleep 60", 50 * time.Millisecond, 100 * time.Millisecond, 0, true, 128 + 9},
+		{"forwarded SIGHUP", "sleep 60", 0, time.Second, syscall.SIGHUP, false, 128 + 1},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			proc, err := workload.Start(workload.Spec{Argv: []string{"sh", "-c", tt.script}}, nil)
+			sigs := make(chan os.Signal, 1)
+			if tt.signal != 0 {
+				signal.Notify(sigs, tt.signal)
+				defer signal.Stop(sigs)
+			}
+			rd, wr, err := os.Pipe()
 			if err != nil {
 				t.Fatal(err)
 			}
-			sigs := make(chan os.Signal, 1)
-			if tt.signal != nil {
-				sigs <- tt.signal
+			defer rd.Close()
+			proc, err := workload.Start(workload.Spec{Argv: []string{"sh", "-c", tt.script}, Stdout: wr}, nil)
+			wr.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { proc.Signal(syscall.SIGKILL) }) // the script's children
+			if strings.Contains(tt.script, "echo ready") {
+				waitReady(t, rd)
+			}
+			if tt.signal != 0 {
+				if err := syscall.Kill(os.Getpid(), tt.signal); err != nil {
+					t.Fatal(err)
+				}
 			}
 			done := make(chan struct{})
 			var r workload.Result
 			var ended bool
 			go func() {
-				r, ended = supervise(proc, Config{Duration: tt.duration, Grace: 100 * time.Millisecond, Signals: sigs})
+				r, ended = supervise(proc, Config{Duration: tt.duration, Grace: tt.grace, Signals: sigs})
 				close(done)
 			}()
 			select {
@@ -105,5 +134,17 @@ func TestSupervise(t *testing.T) {
 				t.Errorf("ended %v, exit %d; want %v, %d", ended, r.ExitCode, tt.ended, tt.code)
 			}
 		})
+	}
+}
+
+// waitReady waits (at most 30 s) for the script's "ready" line.
+func waitReady(t *testing.T, rd *os.File) {
+	t.Helper()
+	if err := rd.SetReadDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(rd).ReadString('\n')
+	if err != nil || line != "ready\n" {
+		t.Fatalf("script's first line %q, %v; want ready", line, err)
 	}
 }
