@@ -1,6 +1,10 @@
 package sampler
 
-import "github.com/hwpprobe/hwpprobe/hwp"
+import (
+	"time"
+
+	"github.com/hwpprobe/hwpprobe/hwp"
+)
 
 // Energy domains of RAPL, in the order of RawPkg.Energy and
 // Setup.Energy.
@@ -43,6 +47,12 @@ type RawCPU struct {
 	// HWPStatus is IA32_HWP_STATUS (0x777).
 	HWPStatus uint64
 	Bad       uint16
+	// Time is when APERF, MPERF and TSC were read (the middle of their
+	// reads); the zero Time when the Reader does not time them. The
+	// sampler's interval runs between the mean of these times, the moment
+	// the counters show, rather than the clock after the whole reading,
+	// which on a loaded machine can come long after the counters.
+	Time time.Time
 }
 
 // RawPkg is one reading of a package's cumulative energy counters and

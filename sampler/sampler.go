@@ -81,8 +81,29 @@ func New(r Reader, opts ...Option) (*Sampler, error) {
 	if err := r.Read(&s.prev); err != nil {
 		return nil, fmt.Errorf("baseline reading: %w", err)
 	}
-	s.prevT = s.now()
+	s.prevT = countersTime(&s.prev, s.now())
 	return s, nil
+}
+
+// countersTime returns the moment a reading's counters show: the mean of
+// the times the Reader gave the CPUs' counter reads, or (untimed) now,
+// the clock after the reading. Every CPU's figures are over the interval
+// between two such moments: one interval for all, as turbostat's, so
+// that counts over consecutive samples add up to the count over their
+// span.
+func countersTime(r *Raw, now time.Time) time.Time {
+	var sum time.Duration
+	n := 0
+	for i := range r.CPU {
+		if t := r.CPU[i].Time; !t.IsZero() {
+			sum += t.Sub(now)
+			n++
+		}
+	}
+	if n == 0 {
+		return now
+	}
+	return now.Add(sum / time.Duration(n))
 }
 
 // Setup returns the Reader's setup.
@@ -95,7 +116,7 @@ func (s *Sampler) Sample(dst *Sample) error {
 	if err := s.r.Read(&s.cur); err != nil {
 		return err
 	}
-	t := s.now()
+	t := countersTime(&s.cur, s.now())
 	interval := t.Sub(s.prevT)
 	if interval <= 0 {
 		return fmt.Errorf("sample interval %v is not positive", interval)

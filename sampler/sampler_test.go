@@ -340,3 +340,40 @@ func TestNewNoCPUs(t *testing.T) {
 		t.Errorf("New without CPUs: %v", err)
 	}
 }
+
+// TestSampleCountersTime: when the Reader times the CPUs' counter reads,
+// the interval runs between the mean of those times, not between the
+// clock readings after each whole reading: the counters were read 0.5 s
+// apart (the first at the baseline's clock, the second 0.5 s before the
+// sample's clock), in which each TSC counted 0.85e9 at 1700 MHz.
+func TestSampleCountersTime(t *testing.T) {
+	setup := &Setup{CPUs: []Topo{{CPU: 0}, {CPU: 1}}, Packages: []int{0}, Counters: SrcMSR, TSC: SrcMSR}
+	t0 := time.Date(2026, 1, 2, 3, 4, 6, 0, time.UTC) // fakeClock's first reading
+	steps := []Raw{
+		{CPU: []RawCPU{{Time: t0.Add(-time.Millisecond)}, {Time: t0.Add(time.Millisecond)}}, Pkg: []RawPkg{{}}},
+		{CPU: []RawCPU{{APERF: 1e9, MPERF: 0.85e9, TSC: 0.85e9, Time: t0.Add(499 * time.Millisecond)},
+			{APERF: 0.5e9, MPERF: 0.85e9, TSC: 0.85e9, Time: t0.Add(501 * time.Millisecond)}}, Pkg: []RawPkg{{}}},
+	}
+	s, err := New(&seqReader{setup: setup, steps: steps}, WithClock(fakeClock()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got Sample
+	if err := s.Sample(&got); err != nil {
+		t.Fatal(err)
+	}
+	type figs struct{ Avg, TSC, Bzy float64 }
+	want := []figs{{2000, 1700, 2000}, {1000, 1700, 1000}, {1500, 1700, 1500}}
+	all := got.Summary(topology.All)
+	gotF := []figs{
+		{got.CPUs[0].AvgMHz.V, got.CPUs[0].TSCMHz.V, got.CPUs[0].BzyMHz.V},
+		{got.CPUs[1].AvgMHz.V, got.CPUs[1].TSCMHz.V, got.CPUs[1].BzyMHz.V},
+		{all.AvgMHz.V, all.TSCMHz.V, all.BzyMHz.V},
+	}
+	if d := cmp.Diff(want, gotF, approx); d != "" {
+		t.Errorf("cpu0, cpu1, all (-want +got):\n%s", d)
+	}
+	if got.Interval != 500*time.Millisecond || !got.Time.Equal(t0.Add(500*time.Millisecond)) {
+		t.Errorf("interval %v ending %v, want 500ms ending %v", got.Interval, got.Time, t0.Add(500*time.Millisecond))
+	}
+}

@@ -197,17 +197,16 @@ func (s *Set) readMSR(cpu int, reg uint32) (uint64, bool) {
 	return v, err == nil
 }
 
-// Read implements sampler.Reader: one perf group read per CPU (when
-// perf is used), then the MSRs, then the package counters.
+// Read implements sampler.Reader: every CPU's counters (one perf group
+// read per CPU when perf is used, APERF, MPERF and TSC MSRs), each CPU's
+// timed (RawCPU.Time), then the CPUs' registers, then the package
+// counters.
 func (s *Set) Read(r *sampler.Raw) error {
 	st := &s.setup
-	var clockTSC uint64
-	if st.TSC == sampler.SrcClock {
-		clockTSC = uint64(s.now().Sub(s.start).Seconds() * s.tscHz)
-	}
 	for i := range s.cpus {
 		cs, rc := &s.cpus[i], &r.CPU[i]
 		rc.Bad = 0
+		t0 := s.now()
 		if cs.group != nil {
 			s.syscalls++
 			if err := cs.group.Read(&cs.rd); err != nil {
@@ -241,13 +240,24 @@ func (s *Set) Read(r *sampler.Raw) error {
 			ok3 = true
 			if st.TSC == sampler.SrcMSR {
 				rc.TSC, ok3 = s.readMSR(cs.cpu, msrTSC)
-			} else {
-				rc.TSC = clockTSC
 			}
 			if !ok1 || !ok2 || !ok3 {
 				rc.Bad |= sampler.BadCounters
 			}
 		}
+		t1 := s.now()
+		rc.Time = t0.Add(t1.Sub(t0) / 2)
+		if st.Counters == sampler.SrcMSR && st.TSC != sampler.SrcMSR {
+			rc.TSC = 0
+			if st.TSC == sampler.SrcClock {
+				rc.TSC = uint64(rc.Time.Sub(s.start).Seconds() * s.tscHz)
+			}
+		}
+	}
+	// The registers after every CPU's counters, so that the counters are
+	// read close together.
+	for i := range s.cpus {
+		cs, rc := &s.cpus[i], &r.CPU[i]
 		var ok bool
 		if st.HWPRequest != sampler.SrcNone {
 			if rc.HWPRequest, ok = s.readMSR(cs.cpu, s.hwpReg); !ok {
