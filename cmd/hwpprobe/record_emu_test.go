@@ -22,7 +22,11 @@ import (
 //   - TSC_MHz over the run is the description's tsc_mhz, 1700;
 //   - Bzy_MHz over the run stays within each core type's HWP highest performance x
 //     its perf unit (P 62 x 80 MHz, E 38 x 100 MHz, LP-E 21 x 100 MHz);
-//   - package watts are measured and at least the cores' watts;
+//   - package watts are measured, and the package's energy over the run
+//     is at least the cores' (not per interval: the two counters are read
+//     one after the other, and a loaded machine that stalls between them
+//     for 7 ms moves 7% of a 100 ms interval's cores energy, the margin
+//     here, into the next interval);
 //   - cpu0's IA32_HWP_REQUEST goes from powersave with EPP
 //     balance_performance (64 on Meteor Lake, design.md section 1) to
 //     min = max = highest (62) with EPP 0 (intel_pstate_hwp_set() under
@@ -62,6 +66,9 @@ func TestRecordEmulatedMeteorLake(t *testing.T) {
 	// cancels over the run.
 	maxBzy := map[string]float64{"P": 62 * 80, "E": 38 * 100, "LP-E": 21 * 100}
 	for _, row := range summary.Summarize(rec, run).Rows {
+		if pj, cj := row.Joule("PkgWatt"), row.Joule("CorWatt"); row.Type == "all" && (!pj.Valid() || pj <= 0 || (cj.Valid() && cj > pj)) {
+			t.Errorf("over the run: package %v J, cores %v J", pj, cj)
+		}
 		if v := row.TSCMHz; !v.Valid() || v < 1700*0.99 || v > 1700*1.01 {
 			t.Errorf("%s TSC_MHz %v over the run, want 1700", row.Type, v)
 		}
@@ -69,7 +76,7 @@ func TestRecordEmulatedMeteorLake(t *testing.T) {
 			t.Errorf("%s Bzy_MHz %v over the run, above its HWP highest %v MHz", row.Type, row.BzyMHz, max)
 		}
 	}
-	pkgW, corW := run.PackageColumn("PkgWatt"), run.PackageColumn("CorWatt")
+	pkgW := run.PackageColumn("PkgWatt")
 	var first, last map[int]uint64
 	for _, s := range run.Samples {
 		regs := map[int]uint64{}
@@ -79,9 +86,8 @@ func TestRecordEmulatedMeteorLake(t *testing.T) {
 			}
 		}
 		for _, p := range s.Packages {
-			w, cw := p.Value(pkgW), p.Value(corW)
-			if !w.Valid() || w <= 0 || (cw.Valid() && cw > w) {
-				t.Errorf("package %d: PkgWatt %v CorWatt %v", p.Package, w, cw)
+			if w := p.Value(pkgW); !w.Valid() || w <= 0 {
+				t.Errorf("package %d: PkgWatt %v", p.Package, w)
 			}
 		}
 		if first == nil {
