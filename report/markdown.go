@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/report/internal/words"
 	"github.com/hwpprobe/hwpprobe/topology"
 )
 
@@ -46,7 +47,7 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	}
 	e.printf("\n| side | PkgTmp max | limit reasons (share of samples) | HWP excursions to minimum |\n|---|---|---|---|\n")
 	for _, s := range res.Sides {
-		e.printf("| %s | %s | %s | %s |\n", s.Label, num(s.PkgTmp, 0), limitText(s.LimitShares), excursionText(s))
+		e.printf("| %s | %s | %s | %s |\n", s.Label, num(s.PkgTmp, 0), words.LimitShares(s.LimitShares), words.Excursions(s))
 	}
 	writeFiguresMarkdown(e, res)
 	writeRunsMarkdown(e, res)
@@ -75,7 +76,7 @@ func writeFiguresMarkdown(e *errWriter, res *analysis.Result) {
 	e.printf("| figure | %s | %s | vs A | p | ratio B/A [interval] |\n|---|---|---|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
 	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
 		c := f.Comparison
-		e.printf("| %s (%s) | %s | %s | %s | %s | %.3f [%s, %s] |\n", f.Name, f.Unit, interval(c.A), interval(c.B), c.Delta(),
+		e.printf("| %s (%s) | %s | %s | %s | %s | %.3f [%s, %s] |\n", f.Name, f.Unit, words.Interval(c.A), words.Interval(c.B), c.Delta(),
 			c.PString(), c.Ratio, num(c.RatioLo, 3), num(c.RatioHi, 3))
 	}
 	if len(res.Differs) > 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/report/internal/words"
 	"github.com/hwpprobe/hwpprobe/topology"
 )
 
@@ -31,13 +32,13 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 				e.printf("       written: no traced writes\n")
 			}
 		}
-		e.printf("  PkgTmp %s C  limits: %s  excursions: %s\n\n", num(s.PkgTmp, 0), limitText(s.LimitShares), excursionText(s))
+		e.printf("  PkgTmp %s C  limits: %s  excursions: %s\n\n", num(s.PkgTmp, 0), words.LimitShares(s.LimitShares), words.Excursions(s))
 	}
 	writeRunsText(e, res)
 	e.printf("\n%-20s %-18s %-18s %s\n", "figure", res.Sides[0].Label, res.Sides[1].Label, "vs A")
 	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
 		c := f.Comparison
-		e.printf("%-20s %-18s %-18s %s (%s)\n", f.Name+" ("+f.Unit+")", interval(c.A), interval(c.B), c.Delta(), c.PString())
+		e.printf("%-20s %-18s %-18s %s (%s)\n", f.Name+" ("+f.Unit+")", words.Interval(c.A), words.Interval(c.B), c.Delta(), c.PString())
 	}
 	if len(res.Differs) > 0 {
 		e.printf("\nwhat differs (largest first):\n")

@@ -2,14 +2,13 @@ package htmlreport
 
 import (
 	"fmt"
-	"maps"
-	"math"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/report/internal/words"
 	"github.com/hwpprobe/hwpprobe/topology"
 )
 
@@ -50,7 +49,7 @@ func requestRows(sides []analysis.SideResult) []requestRow {
 			for _, s := range sides {
 				held, written := "-", "-"
 				if ct, ok := coreType(s, t); ok {
-					held, written = fieldText(ct.Held[f]), writtenText(ct.Written, f)
+					held, written = words.FieldCounts(ct.Held[f]), writtenText(ct.Written, f)
 				}
 				seen = seen || held != "-" || written != "-"
 				r.Held, r.Written = append(r.Held, held), append(r.Written, written)
@@ -73,25 +72,6 @@ func coreType(s analysis.SideResult, t topology.CoreType) (analysis.TypeEvidence
 		}
 	}
 	return analysis.TypeEvidence{}, false
-}
-
-// fieldText is "48" or "48 (97%), 4 (3%)".
-func fieldText(v []analysis.FieldCount) string {
-	if len(v) == 0 {
-		return "-"
-	}
-	if len(v) == 1 {
-		return fmt.Sprint(v[0].Value)
-	}
-	total := 0
-	for _, x := range v {
-		total += x.Count
-	}
-	var parts []string
-	for _, x := range v {
-		parts = append(parts, fmt.Sprintf("%d (%.0f%%)", x.Value, 100*float64(x.Count)/float64(total)))
-	}
-	return strings.Join(parts, ", ")
 }
 
 // maxWriters is how many writers a cell of the request table names; the
@@ -138,13 +118,11 @@ func figureRows(res *analysis.Result) []figureRow {
 	var rows []figureRow
 	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
 		c := f.Comparison
-		rows = append(rows, figureRow{Name: f.Name + " (" + f.Unit + ")", A: interval(c.A), B: interval(c.B), Delta: c.Delta(),
+		rows = append(rows, figureRow{Name: f.Name + " (" + f.Unit + ")", A: words.Interval(c.A), B: words.Interval(c.B), Delta: c.Delta(),
 			P: c.PString(), Significant: c.Significant})
 	}
 	return rows
 }
-
-func interval(s analysis.Summary) string { return fmt.Sprintf("%.4g ± %s", s.Median, s.PctRange()) }
 
 // runRow is one run in file order.
 type runRow struct {
@@ -296,35 +274,6 @@ func settingsText(s []recording.Setting) string {
 	return strings.Join(parts, " ")
 }
 
-// limitText lists the limit reasons by their share of samples.
-func limitText(m map[string]float64) string {
-	if len(m) == 0 {
-		return "not sampled"
-	}
-	keys := slices.Sorted(maps.Keys(m))
-	slices.SortStableFunc(keys, func(a, b string) int {
-		switch {
-		case m[a] > m[b]:
-			return -1
-		case m[a] < m[b]:
-			return 1
-		}
-		return 0
-	})
-	var parts []string
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", k, 100*m[k]))
-	}
-	return strings.Join(parts, ", ")
-}
-
-func excursionText(v float64) string {
-	if math.IsNaN(v) {
-		return "HWP_STATUS not sampled"
-	}
-	return fmt.Sprintf("%.1f%% of samples", 100*v)
-}
-
 // sideRow is one side's settings and package evidence.
 type sideRow struct {
 	Label, Settings, Counted, PkgTmp, Limits, Excursions, Color string
@@ -334,7 +283,7 @@ func sideRows(sides []analysis.SideResult) []sideRow {
 	var rows []sideRow
 	for i, s := range sides {
 		rows = append(rows, sideRow{Label: s.Label, Settings: settingsText(s.Settings), Counted: fmt.Sprint(s.Counted),
-			PkgTmp: fmtNum(s.PkgTmp, "°C"), Limits: limitText(s.LimitShares), Excursions: excursionText(s.Excursions),
+			PkgTmp: fmtNum(s.PkgTmp, "°C"), Limits: words.LimitShares(s.LimitShares), Excursions: words.Excursions(s),
 			Color: sideColors[i%2]})
 	}
 	return rows
