@@ -30,17 +30,7 @@ func FixedColumns() []string {
 // not measured, or does not apply to the row, is an empty field. Raw
 // registers follow as hex, in columns named after the register.
 func WriteCSV(w io.Writer, rec *recording.Recording) error {
-	var l layout
-	for _, run := range rec.Runs {
-		for _, s := range run.Samples {
-			l.addRegs(s)
-		}
-	}
-	cw := newCSV(w, l.columns(rec.Runs))
-	for _, run := range rec.Runs {
-		cw.samples(run.Start, run.CPUColumns, run.PackageColumns, run.Samples)
-	}
-	return cw.close()
+	return writeWhole(rec, func(l *layout) rowSink { return newCSV(w, l) })
 }
 
 // WriteCSVFile writes the CSV of the recording at path, as WriteCSV would,
@@ -50,8 +40,7 @@ func WriteCSV(w io.Writer, rec *recording.Recording) error {
 // path that is not a regular file (a pipe) is read whole, once. It returns
 // the recording read (without samples), whose Issue says what was lost.
 func WriteCSVFile(w io.Writer, path string) (*recording.Recording, error) {
-	return scanTwice(path, func(l *layout) rowSink { return newCSV(w, l) },
-		func(rec *recording.Recording) error { return WriteCSV(w, rec) })
+	return scanTwice(path, func(l *layout) rowSink { return newCSV(w, l) })
 }
 
 // layout is what the header needs: the figure columns of the runs, and

@@ -32,17 +32,7 @@ const parquetBatch = 1024
 // side, row and Type as strings. A figure that was not measured, or does
 // not apply to the row, is null, as is an empty side or Type.
 func WriteParquet(w io.Writer, rec *recording.Recording) error {
-	var l layout
-	for _, run := range rec.Runs {
-		for _, s := range run.Samples {
-			l.addRegs(s)
-		}
-	}
-	pw := newParquet(w, l.columns(rec.Runs))
-	for _, run := range rec.Runs {
-		pw.samples(run.Start, run.CPUColumns, run.PackageColumns, run.Samples)
-	}
-	return pw.close()
+	return writeWhole(rec, func(l *layout) rowSink { return newParquet(w, l) })
 }
 
 // WriteParquetFile writes the Parquet table of the recording at path, as
@@ -52,8 +42,7 @@ func WriteParquet(w io.Writer, rec *recording.Recording) error {
 // returns the recording read (without samples), whose Issue says what was
 // lost.
 func WriteParquetFile(w io.Writer, path string) (*recording.Recording, error) {
-	return scanTwice(path, func(l *layout) rowSink { return newParquet(w, l) },
-		func(rec *recording.Recording) error { return WriteParquet(w, rec) })
+	return scanTwice(path, func(l *layout) rowSink { return newParquet(w, l) })
 }
 
 // parquetOut writes the rows of sample batches to a Parquet writer, a

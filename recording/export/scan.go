@@ -21,9 +21,9 @@ type rowSink interface {
 // for its layout: it reads the file twice batch by batch
 // (recording.ScanFile: the columns, then the rows), so that memory does
 // not grow with the recording. A path that is not a regular file (a pipe)
-// is read whole, once, and handed to whole. It returns the recording read
+// is read whole, once, and written by writeWhole. It returns the recording read
 // (without samples), whose Issue says what was lost.
-func scanTwice(path string, open func(*layout) rowSink, whole func(*recording.Recording) error) (*recording.Recording, error) {
+func scanTwice(path string, open func(*layout) rowSink) (*recording.Recording, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
@@ -33,7 +33,7 @@ func scanTwice(path string, open func(*layout) rowSink, whole func(*recording.Re
 		if err != nil {
 			return nil, err
 		}
-		return rec, whole(rec)
+		return rec, writeWhole(rec, open)
 	}
 	var l layout
 	// The first scan needs the registers alone: the CPU rows' as columns.
@@ -61,4 +61,21 @@ func scanTwice(path string, open func(*layout) rowSink, whole func(*recording.Re
 		return nil, err
 	}
 	return rec, sink.close()
+}
+
+// writeWhole exports a recording held in memory through the sink open
+// returns for its layout: the registers of every sample first, for the
+// header, then the rows in run order.
+func writeWhole(rec *recording.Recording, open func(*layout) rowSink) error {
+	var l layout
+	for _, run := range rec.Runs {
+		for _, s := range run.Samples {
+			l.addRegs(s)
+		}
+	}
+	sink := open(l.columns(rec.Runs))
+	for _, run := range rec.Runs {
+		sink.samples(run.Start, run.CPUColumns, run.PackageColumns, run.Samples)
+	}
+	return sink.close()
 }
