@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -21,13 +19,7 @@ func recordEmulated(t *testing.T, pre, out string) {
 	const cpu = "/sys/devices/system/cpu/"
 	script := pre + "for f in " + cpu + "cpufreq/policy*/scaling_governor; do echo performance > $f || exit 1; done; " +
 		hwpprobeBin + " record -o " + out + " -i 250ms -- sleep 1.5"
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, hwpemuBin(t), "run", "--busy", "1", "mtl-165u", "--", "sh", "-c", script)
-	cmd.WaitDelay = 5 * time.Second
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hwpemu run ... record (ctx %v): %v\n%s", ctx.Err(), err, b)
-	}
+	runEmu(t, 2*time.Minute, "run", "--busy", "1", "mtl-165u", "--", "sh", "-c", script)
 }
 
 // TestDiffExcursionsEmulated: the diff report's HWP excursions to minimum

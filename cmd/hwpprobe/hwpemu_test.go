@@ -1,9 +1,13 @@
 package main
 
 import (
+	"context"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
@@ -28,4 +32,24 @@ func hwpemuBin(t *testing.T) string {
 		hwpemuBuild.path = b
 	}
 	return hwpemuBuild.path
+}
+
+// runEmu runs `hwpemu ARGS...` to its end and returns its combined output.
+// The bound is for an emulator that hangs (a FUSE server that stops
+// answering), so that the suite fails instead of blocking; hwpemu failing
+// (its command's status) fails the test too.
+func runEmu(t *testing.T, limit time.Duration, args ...string) []byte {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, hwpemuBin(t), args...)
+	cmd.WaitDelay = 5 * time.Second
+	b, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("hwpemu %s did not end within %v\n%s", strings.Join(args, " "), limit, b)
+	}
+	if err != nil {
+		t.Fatalf("hwpemu %s: %v\n%s", strings.Join(args, " "), err, b)
+	}
+	return b
 }

@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,24 +24,13 @@ import (
 // write of MSR_PKG_POWER_LIMIT in the trace, made by the shell.
 func TestRecordPowerLimits(t *testing.T) {
 	dir := t.TempDir()
-	hwpemu := hwpemuBin(t)
 	out := filepath.Join(dir, "limits.rec")
 	const cpu = "/sys/devices/system/cpu/"
 	script := "for f in " + cpu + "cpufreq/policy*/scaling_governor; do echo performance > $f; done; sleep 3.5; " +
 		"echo 10000000 > /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw; " +
 		"dd if=/dev/cpu/0/msr iflag=skip_bytes skip=$((0x777)) bs=8 count=1 2>/dev/null | od -An -tx8 > " + filepath.Join(dir, "hwp_status")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, hwpemu, "run", "--busy", "1", "--time-scale", "4", "mtl-165u", "--",
+	b := runEmu(t, 2*time.Minute, "run", "--busy", "1", "--time-scale", "4", "mtl-165u", "--",
 		hwpprobeBin, "record", "-o", out, "-i", "100ms", "--", "sh", "-c", script)
-	cmd.WaitDelay = 5 * time.Second
-	b, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("hwpemu run ... record did not end within 2 minutes\n%s", b)
-	}
-	if err != nil {
-		t.Fatalf("hwpemu run ... record: %v\n%s", err, b)
-	}
 	if !strings.Contains(string(b), "hwpemu: model: power limits PL1 15 W over 7 s, PL2 57 W over 0.61 ms") {
 		t.Errorf("no model summary line:\n%s", b)
 	}

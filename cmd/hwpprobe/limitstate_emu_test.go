@@ -1,10 +1,8 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -28,14 +26,7 @@ func limitStateRun(t *testing.T, flags []string, pre string) (snapJSON []byte, s
 	script := pre + "for f in " + cpu + "cpufreq/policy*/scaling_governor; do echo performance > $f || exit 1; done; sleep 1; " +
 		hwpprobeBin + " snapshot --json > " + snap + " && " + hwpprobeBin + " snapshot > " + snap + ".txt && " +
 		hwpprobeBin + " watch -i 200ms -n 2 --show PkgWatt,Limits,ExcMin > " + wat
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	args := append(append([]string{"run", "--busy", "1"}, flags...), "mtl-165u", "--", "sh", "-c", script)
-	cmd := exec.CommandContext(ctx, hwpemuBin(t), args...)
-	cmd.WaitDelay = 5 * time.Second
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hwpemu %s (ctx %v): %v\n%s", strings.Join(args, " "), ctx.Err(), err, b)
-	}
+	runEmu(t, 2*time.Minute, append(append([]string{"run", "--busy", "1"}, flags...), "mtl-165u", "--", "sh", "-c", script)...)
 	s, err := os.ReadFile(snap)
 	if err != nil {
 		t.Fatal(err)

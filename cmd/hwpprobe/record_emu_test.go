@@ -1,8 +1,6 @@
 package main
 
 import (
-	"context"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,22 +34,9 @@ import (
 //     by the shell), and the summary lists them with their writer.
 func TestRecordEmulatedMeteorLake(t *testing.T) {
 	dir := t.TempDir()
-	hwpemu := hwpemuBin(t)
 	out := filepath.Join(dir, "emu.rec")
-	// The bound is for an emulator that hangs (a FUSE server that stops
-	// answering), so that the suite fails instead of blocking.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, hwpemu, "run", "mtl-165u", "--", hwpprobeBin, "record", "-o", out, "-C", "0,4,12", "--",
+	b := runEmu(t, 2*time.Minute, "run", "mtl-165u", "--", hwpprobeBin, "record", "-o", out, "-C", "0,4,12", "--",
 		"sh", "-c", "sleep 1.5; echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; sleep 1.5")
-	cmd.WaitDelay = 5 * time.Second
-	b, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("hwpemu run ... record did not end within 2 minutes\n%s", b)
-	}
-	if err != nil {
-		t.Fatalf("hwpemu run ... record: %v\n%s", err, b)
-	}
 	if !strings.Contains(string(b), `EMULATED: machine "mtl-165u"`) {
 		t.Errorf("summary does not say the machine is emulated:\n%s", b)
 	}
