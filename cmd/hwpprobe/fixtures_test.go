@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,24 +16,31 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// v1Fixtures are recordings written by the last hwpprobe that wrote format
-// 1.0, next to what its show and export printed for them.
-const v1Fixtures = "../../recording/testdata/v1"
+// v1Fixtures and v2Fixtures are recordings written by the last hwpprobe
+// that wrote format 1.0 and 2.x, next to what its show and export (and
+// diff, for an experiment) printed for them.
+const (
+	v1Fixtures = "../../recording/testdata/v1"
+	v2Fixtures = "../../recording/testdata/v2"
+)
 
-// TestV1Fixtures: show and export print byte for byte what the version
-// that wrote the files printed.
-func TestV1Fixtures(t *testing.T) {
-	recs, err := filepath.Glob(filepath.Join(v1Fixtures, "*.rec"))
-	if err != nil || len(recs) == 0 {
-		t.Fatalf("no fixtures in %s: %v", v1Fixtures, err)
-	}
-	for _, rec := range recs {
-		t.Run(filepath.Base(rec), func(t *testing.T) { checkFixtureOutput(t, rec, strings.TrimSuffix(rec, ".rec")) })
+// TestFixtures: show and export (and diff) print byte for byte what the
+// version that wrote the files printed.
+func TestFixtures(t *testing.T) {
+	for _, dir := range []string{v1Fixtures, v2Fixtures} {
+		recs, err := filepath.Glob(filepath.Join(dir, "*.rec"))
+		if err != nil || len(recs) == 0 {
+			t.Fatalf("no fixtures in %s: %v", dir, err)
+		}
+		for _, rec := range recs {
+			t.Run(filepath.Base(dir)+"/"+filepath.Base(rec), func(t *testing.T) { checkFixtureOutput(t, rec, strings.TrimSuffix(rec, ".rec")) })
+		}
 	}
 }
 
 // checkFixtureOutput runs show and export on rec and compares their
-// standard output with golden+".show" and golden+".csv".
+// standard output with golden+".show" and golden+".csv", and diff's with
+// golden+".diff" where that exists.
 func checkFixtureOutput(t *testing.T, rec, golden string) {
 	t.Helper()
 	for _, c := range []struct {
@@ -40,8 +49,12 @@ func checkFixtureOutput(t *testing.T, rec, golden string) {
 	}{
 		{[]string{"show", rec}, ".show"},
 		{[]string{"export", "--csv", rec}, ".csv"},
+		{[]string{"diff", rec}, ".diff"},
 	} {
 		want, err := os.ReadFile(golden + c.ext)
+		if c.ext == ".diff" && errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,42 +133,52 @@ func runBinStdin(t *testing.T, r io.Reader, args ...string) (stdout, stderr stri
 	return o.String(), e.String(), code
 }
 
-// TestConvertFixtures: a 1.0 recording converted to the current version
-// shows and exports byte for byte as before (a cut one up to its file:
-// line, which now says the end record is missing), and is smaller.
+// TestConvertFixtures: a 1.0 or 2.x recording converted to the current
+// version shows and exports byte for byte as before (a cut one up to its
+// file: line, which now says the end record is missing), and is smaller.
 func TestConvertFixtures(t *testing.T) {
-	recs, _ := filepath.Glob(filepath.Join(v1Fixtures, "*.rec"))
-	dir := t.TempDir()
-	for _, rec := range recs {
-		name := filepath.Base(rec)
-		out := filepath.Join(dir, name)
-		_, stderr, code := runBin(t, "convert", rec, out)
-		cut := strings.HasSuffix(name, "-cut.rec")
-		if code != 0 || cut != strings.Contains(stderr, "truncated") {
-			t.Fatalf("convert %s: exit %d, stderr %q", name, code, stderr)
-		}
-		if old, converted := fileSize(t, rec), fileSize(t, out); converted >= old {
-			t.Errorf("%s: %d bytes converted from %d", name, converted, old)
-		}
-		golden := strings.TrimSuffix(rec, ".rec")
-		if !cut {
-			checkFixtureOutput(t, out, golden)
-			continue
-		}
-		want, _ := os.ReadFile(golden + ".show")
-		stdout, _, _ := runBin(t, "show", out)
-		dropFile := func(s string) string {
-			var keep []string
-			for _, l := range strings.Split(s, "\n") {
-				if !strings.HasPrefix(l, "file:") {
-					keep = append(keep, l)
-				}
+	for _, src := range []string{v1Fixtures, v2Fixtures} {
+		recs, _ := filepath.Glob(filepath.Join(src, "*.rec"))
+		dir := t.TempDir()
+		for _, rec := range recs {
+			name := filepath.Base(src) + "/" + filepath.Base(rec)
+			out := filepath.Join(dir, filepath.Base(rec))
+			_, stderr, code := runBin(t, "convert", rec, out)
+			cut := strings.HasSuffix(name, "-cut.rec")
+			if code != 0 || cut != strings.Contains(stderr, "truncated") {
+				t.Fatalf("convert %s: exit %d, stderr %q", name, code, stderr)
 			}
-			return strings.Join(keep, "\n")
+			if old, converted := fileSize(t, rec), fileSize(t, out); converted >= old && src == v1Fixtures {
+				t.Errorf("%s: %d bytes converted from %d", name, converted, old)
+			}
+			golden := strings.TrimSuffix(rec, ".rec")
+			if !cut {
+				checkFixtureOutput(t, out, golden)
+				continue
+			}
+			checkCutConverted(t, name, out, golden)
 		}
-		if diff := cmp.Diff(dropFile(string(want)), dropFile(stdout)); diff != "" || !strings.Contains(stdout, "file:     incomplete: no end record") {
-			t.Errorf("show %s converted (-want +got):\n%s%s", name, diff, stdout)
+	}
+}
+
+// checkCutConverted compares show's output for out, the conversion of a
+// cut fixture, with the fixture's but for the file: line, which must say
+// that the end record is missing.
+func checkCutConverted(t *testing.T, name, out, golden string) {
+	t.Helper()
+	want, _ := os.ReadFile(golden + ".show")
+	stdout, _, _ := runBin(t, "show", out)
+	dropFile := func(s string) string {
+		var keep []string
+		for _, l := range strings.Split(s, "\n") {
+			if !strings.HasPrefix(l, "file:") {
+				keep = append(keep, l)
+			}
 		}
+		return strings.Join(keep, "\n")
+	}
+	if diff := cmp.Diff(dropFile(string(want)), dropFile(stdout)); diff != "" || !strings.Contains(stdout, "file:     incomplete: no end record") {
+		t.Errorf("show %s converted (-want +got):\n%s%s", name, diff, stdout)
 	}
 }
 
