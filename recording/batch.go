@@ -26,7 +26,8 @@ type batchEnc struct {
 // encodeSamples returns the columnar payload of a samples record, valid
 // until the next call.
 func (e *batchEnc) encodeSamples(s Samples) ([]byte, error) {
-	e.b, e.cpus, e.pkgs, e.sums = e.b[:0], e.cpus[:0], e.pkgs[:0], e.sums[:0]
+	e.reset()
+	e.cpus, e.pkgs, e.sums = e.cpus[:0], e.pkgs[:0], e.sums[:0]
 	for i := range s.Samples {
 		x := &s.Samples[i]
 		for j := range x.CPUs {
@@ -57,61 +58,79 @@ func (e *batchEnc) encodeSamples(s Samples) ([]byte, error) {
 	e.strs(s.CPUColumns)
 	e.strs(s.PackageColumns)
 	e.sampleTable(s.Samples)
-	e.cpuTable(s.CPUColumns, cpuRegs)
-	e.packageTable(s.PackageColumns, pkgRegs)
-	e.summaryTable(s.CPUColumns, s.PackageColumns)
+	e.cpuTable(s.CPUColumns, cpuRegs, rowsPer(s.Samples, func(x *Sample) int { return len(x.CPUs) }))
+	e.packageTable(s.PackageColumns, pkgRegs, rowsPer(s.Samples, func(x *Sample) int { return len(x.Packages) }))
+	e.summaryTable(s.CPUColumns, s.PackageColumns, rowsPer(s.Samples, func(x *Sample) int { return len(x.Summaries) }))
 	return e.b, nil
+}
+
+// rowsPer returns how many rows of a table each sample has, when every
+// sample has as many, or else 1: the period of the table's deltas.
+func rowsPer(s []Sample, rows func(*Sample) int) int {
+	if len(s) == 0 {
+		return 1
+	}
+	n := rows(&s[0])
+	for i := range s {
+		if rows(&s[i]) != n {
+			return 1
+		}
+	}
+	return max(n, 1)
 }
 
 func (e *batchEnc) sampleTable(s []Sample) {
 	e.table(len(s), 5)
-	e.ints("time_ns", len(s), func(i int) int64 { return s[i].TimeNs })
-	e.ints("interval_ns", len(s), func(i int) int64 { return s[i].IntervalNs })
-	e.ints("cpus", len(s), func(i int) int64 { return int64(len(s[i].CPUs)) })
-	e.ints("packages", len(s), func(i int) int64 { return int64(len(s[i].Packages)) })
-	e.ints("summaries", len(s), func(i int) int64 { return int64(len(s[i].Summaries)) })
+	e.ints("time_ns", len(s), 1, func(i int) int64 { return s[i].TimeNs })
+	e.ints("interval_ns", len(s), 1, func(i int) int64 { return s[i].IntervalNs })
+	e.ints("cpus", len(s), 1, func(i int) int64 { return int64(len(s[i].CPUs)) })
+	e.ints("packages", len(s), 1, func(i int) int64 { return int64(len(s[i].Packages)) })
+	e.ints("summaries", len(s), 1, func(i int) int64 { return int64(len(s[i].Summaries)) })
 }
 
-func (e *batchEnc) cpuTable(cols []string, regs []uint32) {
+// cpuTable appends the CPU table, per rows a sample.
+func (e *batchEnc) cpuTable(cols []string, regs []uint32, per int) {
 	r := e.cpus
 	n := len(r)
 	e.table(n, 4+len(cols)+len(regs))
-	e.ints("cpu", n, func(i int) int64 { return int64(r[i].CPU) })
-	e.ints("core", n, func(i int) int64 { return int64(r[i].Core) })
-	e.ints("package", n, func(i int) int64 { return int64(r[i].Package) })
+	e.ints("cpu", n, per, func(i int) int64 { return int64(r[i].CPU) })
+	e.ints("core", n, per, func(i int) int64 { return int64(r[i].Core) })
+	e.ints("package", n, per, func(i int) int64 { return int64(r[i].Package) })
 	e.strings("core_type", n, func(i int) string { return r[i].CoreType })
 	for j, c := range cols {
-		e.floats(prefixValue+c, n, func(i int) Value { return r[i].Value(j) })
+		e.floats(prefixValue+c, n, per, func(i int) Value { return r[i].Value(j) })
 	}
 	for _, m := range regs {
-		e.uint64s(regName(m), n, func(i int) (uint64, bool) { return r[i].Reg(m) })
+		e.uint64s(regName(m), n, per, func(i int) (uint64, bool) { return r[i].Reg(m) })
 	}
 }
 
-func (e *batchEnc) packageTable(cols []string, regs []uint32) {
+// packageTable appends the package table, per rows a sample.
+func (e *batchEnc) packageTable(cols []string, regs []uint32, per int) {
 	r := e.pkgs
 	n := len(r)
 	e.table(n, 1+len(cols)+len(regs))
-	e.ints("package", n, func(i int) int64 { return int64(r[i].Package) })
+	e.ints("package", n, per, func(i int) int64 { return int64(r[i].Package) })
 	for j, c := range cols {
-		e.floats(prefixValue+c, n, func(i int) Value { return r[i].Value(j) })
+		e.floats(prefixValue+c, n, per, func(i int) Value { return r[i].Value(j) })
 	}
 	for _, m := range regs {
-		e.uint64s(regName(m), n, func(i int) (uint64, bool) { return r[i].Reg(m) })
+		e.uint64s(regName(m), n, per, func(i int) (uint64, bool) { return r[i].Reg(m) })
 	}
 }
 
-func (e *batchEnc) summaryTable(cols, pkgCols []string) {
+// summaryTable appends the summary table, per rows a sample.
+func (e *batchEnc) summaryTable(cols, pkgCols []string, per int) {
 	r := e.sums
 	n := len(r)
 	e.table(n, 2+len(cols)+len(pkgCols))
 	e.strings("type", n, func(i int) string { return r[i].Type })
-	e.ints("cpus", n, func(i int) int64 { return int64(r[i].CPUs) })
+	e.ints("cpus", n, per, func(i int) int64 { return int64(r[i].CPUs) })
 	for j, c := range cols {
-		e.floats(prefixValue+c, n, func(i int) Value { return r[i].Value(j) })
+		e.floats(prefixValue+c, n, per, func(i int) Value { return r[i].Value(j) })
 	}
 	for j, c := range pkgCols {
-		e.floats(prefixPkgValue+c, n, func(i int) Value { return r[i].PackageValue(j) })
+		e.floats(prefixPkgValue+c, n, per, func(i int) Value { return r[i].PackageValue(j) })
 	}
 }
 
@@ -142,7 +161,7 @@ func (e *batchEnc) encodeTrace(t Trace) ([]byte, error) {
 	if n > maxBatchRows {
 		return nil, fmt.Errorf("recording: trace batch of %d events: %w", n, errTooLarge)
 	}
-	e.b = e.b[:0]
+	e.reset()
 	e.uvarint(uint64(t.Run))
 	e.uvarint(t.Lost)
 	// An emulated machine's writes add two columns (format 2.1).
@@ -152,16 +171,16 @@ func (e *batchEnc) encodeTrace(t Trace) ([]byte, error) {
 	} else {
 		e.table(n, 7)
 	}
-	e.ints("time_ns", n, func(i int) int64 { return ev[i].TimeNs })
-	e.ints("cpu", n, func(i int) int64 { return int64(ev[i].CPU) })
-	e.ints("pid", n, func(i int) int64 { return int64(ev[i].PID) })
+	e.ints("time_ns", n, 1, func(i int) int64 { return ev[i].TimeNs })
+	e.ints("cpu", n, 1, func(i int) int64 { return int64(ev[i].CPU) })
+	e.ints("pid", n, 1, func(i int) int64 { return int64(ev[i].PID) })
 	e.strings("comm", n, func(i int) string { return ev[i].Comm })
-	e.ints("msr", n, func(i int) int64 { return int64(ev[i].MSR) })
-	e.uint64s("value", n, func(i int) (uint64, bool) { return ev[i].Value, true })
+	e.ints("msr", n, 1, func(i int) int64 { return int64(ev[i].MSR) })
+	e.uint64s("value", n, 1, func(i int) (uint64, bool) { return ev[i].Value, true })
 	e.bools("failed", n, func(i int) bool { return ev[i].Failed })
 	if emulated {
 		e.bools("emulated", n, func(i int) bool { return ev[i].Emulated })
-		e.uint64s("old", n, func(i int) (uint64, bool) { return ev[i].Old, ev[i].Emulated })
+		e.uint64s("old", n, 1, func(i int) (uint64, bool) { return ev[i].Old, ev[i].Emulated })
 	}
 	return e.b, nil
 }

@@ -3,11 +3,13 @@ package recording
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/klauspost/compress/zstd"
 )
 
 // bitsCmp compares Values bit for bit (so -0 differs from 0), all NaNs
@@ -47,28 +49,77 @@ func TestColumnarRoundTrip(t *testing.T) {
 		{TimeNs: 1_700_000_000_070_000_000, CPU: 13, PID: 4242, Comm: "sh", MSR: 0x774, Value: 0x3e3e, Old: bigReg, Emulated: true},
 		{TimeNs: 1_700_000_000_080_000_000, CPU: 0, PID: 4242, Comm: "sh", MSR: 0x610, Value: 0x42, Old: 0, Emulated: true},
 	}}
-	for _, r := range []Record{s, tr, emu, Samples{Run: 1}, Trace{Run: 1}} {
+	z, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	for _, r := range []Record{s, tr, emu, steadySamples(), Samples{Run: 1}, Trace{Run: 1}} {
 		var e batchEnc
-		var p []byte
 		var err error
-		var got Record
 		switch r := r.(type) {
 		case Samples:
-			if p, err = e.encodeSamples(r); err == nil {
-				got, err = new(batchDec).decodeSamples(bytes.Clone(p), PartRows)
-			}
+			_, err = e.encodeSamples(r)
 		case Trace:
-			if p, err = e.encodeTrace(r); err == nil {
-				got, err = new(batchDec).decodeTrace(bytes.Clone(p))
-			}
+			_, err = e.encodeTrace(r)
 		}
 		if err != nil {
 			t.Fatalf("%T: %v", r, err)
 		}
-		if diff := cmp.Diff(r, got, bitsCmp, cmpopts.EquateEmpty()); diff != "" {
-			t.Errorf("%T (-want +got):\n%s", r, diff)
+		// The three forms of a payload: every column raw behind its codec
+		// byte, compressed columns (encoding 3), no codec bytes (encoding 4).
+		forms := []struct {
+			name    string
+			p       []byte
+			packed  bool
+			inflate bool
+		}{
+			{"raw", bytes.Clone(e.b), true, false},
+			{"packed", bytes.Clone(e.pack(z)), true, true},
+			{"unpacked", bytes.Clone(e.unpacked()), false, false},
+		}
+		for _, f := range forms {
+			bd := &batchDec{packed: f.packed}
+			var got Record
+			if _, ok := r.(Samples); ok {
+				got, err = bd.decodeSamples(f.p, PartRows)
+			} else {
+				got, err = bd.decodeTrace(f.p)
+			}
+			if err != nil {
+				t.Fatalf("%T %s: %v", r, f.name, err)
+			}
+			if diff := cmp.Diff(r, got, bitsCmp, cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("%T %s (-want +got):\n%s", r, f.name, diff)
+			}
 		}
 	}
+}
+
+// steadySamples are ten samples of the same four CPUs, their registers
+// unchanged but for one, their figures wandering, some missing in every
+// sample alike, some as float64 bits: the encoder takes a period of four
+// rows for their columns.
+func steadySamples() Samples {
+	s := Samples{Run: 2, CPUColumns: []string{"Avg_MHz", "Odd", "Gappy"}, PackageColumns: []string{"PkgWatt"}}
+	for k := range 10 {
+		x := Sample{TimeNs: int64(k) * 100_000_000, IntervalNs: 100_000_000}
+		for c := range 4 {
+			row := CPURow{CPU: c, Core: c / 2, CoreType: "P",
+				Values: []Value{Value(800 + 400*c + k), Value(math.Pi * float64(c+k)), NA()},
+				Regs:   []Reg{{0x774, bigReg + uint64(c)}, {0x1b0, 6}}}
+			if c%2 == 0 {
+				row.Values[2] = Value(c + k)
+			}
+			if c == 3 && k > 5 {
+				row.Regs[0].Value = 0x80002020
+			}
+			x.CPUs = append(x.CPUs, row)
+		}
+		x.Packages = []PackageRow{{Package: 0, Values: []Value{Value(10 + k)}, Regs: []Reg{{0x64F, uint64(k)}}}}
+		s.Samples = append(s.Samples, x)
+	}
+	return s
 }
 
 // TestDecimals: a column is stored as integers with the fewest decimals
@@ -124,6 +175,101 @@ func TestVarints(t *testing.T) {
 		}
 		if rest, ok := varints(b, got); !ok || len(rest) != 0 || !cmp.Equal(want, got) {
 			t.Fatalf("whole: ok %v, %d bytes left, %v", ok, len(rest), got)
+		}
+	}
+}
+
+// TestPeriods: the encoder takes a CPU's row in the sample before as the
+// base of a delta where every sample has as many rows (with a value),
+// unless the row before gives fewer bytes.
+func TestPeriods(t *testing.T) {
+	var e batchEnc
+	if _, err := e.encodeSamples(steadySamples()); err != nil {
+		t.Fatal(err)
+	}
+	d := &colDec{b: e.b}
+	d.count(maxInt32, "run")
+	var bd batchDec
+	bd.columnNames(d, 0)
+	bd.columnNames(d, 1)
+	got := map[string]uint64{}
+	for table := range 4 {
+		n, cols := d.table(nil, true)
+		for _, c := range cols {
+			cd := &colDec{b: c.data}
+			switch c.kind {
+			case kindUint64:
+				readPresence(cd, n)
+			case kindFloat:
+				if readPresence(cd, n); cd.byte1() != floatDecimal {
+					continue // float64 bits: the period that leaves more zero bytes
+				}
+				cd.byte1()
+			case kindInt:
+			default:
+				continue
+			}
+			got[fmt.Sprintf("%d %s", table, c.name)] = cd.uvarint() >> 1
+		}
+	}
+	want := map[string]uint64{
+		"0 time_ns": 1, "0 interval_ns": 1, "0 cpus": 1, "0 packages": 1, "0 summaries": 1,
+		"1 cpu": 4, "1 core": 4, "1 v:Avg_MHz": 4, "1 v:Gappy": 2, "1 r:0x774": 4,
+		// The same value in every row: one value, then no change.
+		"1 package": 1, "1 r:0x1b0": 1,
+		// One package row a sample: the period is 1.
+		"2 package": 1, "2 v:PkgWatt": 1, "2 r:0x64f": 1,
+	}
+	for k := range got {
+		if k[0] == '3' { // no summary rows
+			delete(got, k)
+		}
+	}
+	if d.err != nil {
+		t.Fatal(d.err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("periods (-want +got):\n%s", diff)
+	}
+}
+
+// TestPeriodDeltas: deltas taken period values back, dense (with copied
+// runs of zero deltas) and sparse, come back as appendDeltas encoded them,
+// for periods shorter and longer than a run, runs cut by a change, and
+// data cut anywhere (refused, never read past).
+func TestPeriodDeltas(t *testing.T) {
+	for _, period := range []int{1, 2, 3, 7, 8, 9, 16, 40} {
+		for _, wander := range []bool{false, true} {
+			var want []uint64
+			for i := range 6 * period {
+				switch {
+				case i < period:
+					want = append(want, uint64(i)*0x9E3779B97F4A7C15)
+				case i%period == period/2 && i/period == 3: // one change in a steady column
+					want = append(want, want[i-period]^0x80<<24)
+				case wander || i/period == 5: // samples that wander
+					want = append(want, want[i-period]+uint64(i%5))
+				default:
+					want = append(want, want[i-period])
+				}
+			}
+			b := appendDeltas(nil, want, period)
+			h, _ := binary.Uvarint(b)
+			if int(h>>1) != period || (h&1 == formSparse) == wander {
+				t.Errorf("period %d, wandering %v: encoded as period %d, form %d", period, wander, h>>1, h&1)
+			}
+			got := make([]uint64, len(want))
+			d := &colDec{b: b}
+			readDeltas(d, false, got)
+			if diff := cmp.Diff(want, got); d.err != nil || len(d.b) != 0 || diff != "" {
+				t.Fatalf("period %d, wandering %v: %v, %d bytes left (-want +got):\n%s", period, wander, d.err, len(d.b), diff)
+			}
+			for cut := range len(b) {
+				d := &colDec{b: b[:cut]}
+				if readDeltas(d, false, got); d.err == nil {
+					t.Errorf("period %d, wandering %v: data cut at %d of %d bytes decoded", period, wander, cut, len(b))
+				}
+			}
 		}
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Parts selects the parts of sample batches that a scan decodes
@@ -97,6 +99,50 @@ type batchDec struct {
 	// parts not selected are never written, so they stay zero until the
 	// parts change.
 	parts Parts
+	// v2: the batches are encoding 2's (format 2.x), whose deltas run row
+	// to row and carry no period, and whose columns have no codec.
+	v2    bool
+	words []uint64
+	// packed: the columns have codecs (encoding 3).
+	packed bool
+	// zd inflates compressed columns into arena (encoding 3), at most
+	// MaxPayload bytes a batch.
+	zd    *zstd.Decoder
+	arena []byte
+}
+
+// columnData returns a column's data, inflating a compressed column into
+// the batch's arena the first time.
+func (bd *batchDec) columnData(c *column) ([]byte, error) {
+	if c.codec == codecRaw {
+		return c.data, nil
+	}
+	n, _, err := zstdContentSize(c.data, true)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: column %s: %v", errColumns, c.name, err)
+	case n > uint64(MaxPayload-len(bd.arena)):
+		return nil, fmt.Errorf("%w: the batch's columns inflate to more than %d bytes", errColumns, MaxPayload)
+	}
+	if bd.zd == nil {
+		if bd.zd, err = newDecoder(MaxPayload); err != nil {
+			return nil, err
+		}
+	}
+	if cap(bd.arena)-len(bd.arena) < int(n) {
+		bd.arena = make([]byte, 0, max(2*cap(bd.arena), int(n)))
+	}
+	at := len(bd.arena)
+	out, err := bd.zd.DecodeAll(c.data, bd.arena[at:at:at+int(n)])
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%w: column %s: %v", errColumns, c.name, err)
+	case len(out) != int(n):
+		return nil, fmt.Errorf("%w: column %s holds %d bytes, declares %d", errColumns, c.name, len(out), n)
+	}
+	bd.arena = bd.arena[:at+int(n)]
+	c.data, c.codec = out, codecRaw
+	return out, nil
 }
 
 // maxInterned bounds the strings a batchDec keeps.
@@ -144,8 +190,9 @@ func (bd *batchDec) decodeSamples(p []byte, parts Parts) (Samples, error) {
 	s := Samples{Run: d.count(maxInt32, "run id")}
 	s.CPUColumns, s.PackageColumns = bd.columnNames(d, 0), bd.columnNames(d, 1)
 	var n [4]int
+	bd.arena = bd.arena[:0]
 	for t := range bd.cols {
-		n[t], bd.cols[t] = d.table(bd.cols[t][:0])
+		n[t], bd.cols[t] = d.table(bd.cols[t][:0], bd.packed)
 	}
 	d.done("samples record")
 	if d.err != nil {
@@ -313,14 +360,127 @@ func (bd *batchDec) intColumn(cols []column, name string, n int) ([]int64, error
 	if c.kind != kindInt {
 		return nil, fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, name, c.kind, kindInt)
 	}
-	rest, ok := varints(c.data, bd.ints)
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("%w: bad varint in column %s", errColumns, name)
-	case len(rest) != 0:
-		return nil, fmt.Errorf("%w: %d bytes left over in an int column", errColumns, len(rest))
+	data, err := bd.columnData(c)
+	if err != nil {
+		return nil, err
+	}
+	d := &colDec{b: data}
+	readDeltas(d, bd.v2, bd.ints)
+	d.done("an int column")
+	if d.err != nil {
+		return nil, fmt.Errorf("column %s: %w", name, d.err)
 	}
 	return bd.ints, nil
+}
+
+// readDeltas decodes len(out) delta-encoded values from d: behind their
+// period in format 3 (each value the delta from the one period values
+// before, the first period values from the one before them, the first
+// from 0), each from the one before in format 2.
+func readDeltas[T int64 | uint64](d *colDec, v2 bool, out []T) {
+	period, form := 1, formDense
+	if !v2 {
+		h := d.count(2*maxBatchRows+1, "period")
+		if period, form = h>>1, h&1; period == 0 {
+			d.fail("period 0")
+		}
+	}
+	if d.err != nil {
+		return
+	}
+	var ok bool
+	switch {
+	case form == formSparse:
+		d.b, ok = sparseDeltas(d.b, out, period)
+	case period == 1:
+		d.b, ok = varints(d.b, out)
+	default:
+		d.b, ok = periodDeltas(d.b, out, period)
+	}
+	if !ok {
+		d.fail("bad deltas")
+		d.b = nil
+	}
+}
+
+// sparseDeltas decodes len(out) values in the sparse form from b: the
+// first period as varints does, then the count of changes, and for each
+// the zero deltas before it and its delta; a value whose delta is zero is
+// the one period values before it, copied.
+func sparseDeltas[T int64 | uint64](b []byte, out []T, period int) (rest []byte, ok bool) {
+	first := min(period, len(out))
+	if b, ok = varints(b, out[:first]); !ok {
+		return nil, false
+	}
+	d := &colDec{b: b}
+	i := first
+	for range d.count(len(out)-first, "changes") {
+		skip := d.count(len(out)-i-1, "unchanged values")
+		delta := d.varint()
+		if d.err != nil {
+			return nil, false
+		}
+		fill(out, i, i+skip, period)
+		i += skip
+		out[i] = out[i-period] + T(delta)
+		i++
+	}
+	if d.err != nil {
+		return nil, false
+	}
+	fill(out, i, len(out), period)
+	return d.b, true
+}
+
+// fill sets out[lo:hi] each to the value period values before it: the
+// period values before lo copied, then what is filled copied after
+// itself, doubling.
+func fill[T int64 | uint64](out []T, lo, hi, period int) {
+	if lo >= hi {
+		return
+	}
+	n := copy(out[lo:hi], out[lo-period:lo])
+	for lo+n < hi {
+		n += copy(out[lo+n:hi], out[lo:lo+n])
+	}
+}
+
+// periodDeltas decodes len(out) zigzag varints from b: the first period
+// as varints does, each later one added to the value period values
+// before it. A run of zero bytes, rows as in the sample before, is copied
+// from there, up to period values at a time.
+func periodDeltas[T int64 | uint64](b []byte, out []T, period int) (rest []byte, ok bool) {
+	first := min(period, len(out))
+	if b, ok = varints(b, out[:first]); !ok {
+		return nil, false
+	}
+	p := 0
+	for i := first; i < len(out); {
+		if p+8 <= len(b) && i+8 <= len(out) && binary.LittleEndian.Uint64(b[p:]) == 0 {
+			z := 8 // zero bytes from p, at most period and the values left
+			for z < period && i+z+8 <= len(out) && p+z+8 <= len(b) && binary.LittleEndian.Uint64(b[p+z:]) == 0 {
+				z += 8
+			}
+			z = min(z, period)
+			copy(out[i:i+z], out[i-period:])
+			i, p = i+z, p+z
+			continue
+		}
+		var u uint64
+		var k int
+		if p+8 <= len(b) && ^binary.LittleEndian.Uint64(b[p:])&stopBits != 0 {
+			u, k = uvarint8(binary.LittleEndian.Uint64(b[p:]))
+		} else {
+			u, k = binary.Uvarint(b[p:])
+		}
+		if k <= 0 {
+			return nil, false
+		}
+		p += k
+		out[i] = out[i-period] + T(int64(u>>1)^-int64(u&1))
+		i++
+	}
+	return b[p:], true
 }
 
 // int32Column is intColumn for a column whose values must fit an int32.
@@ -566,9 +726,13 @@ func (bd *batchDec) stringColumn(cols []column, name string, n int) ([]int, erro
 	if c.kind != kindString {
 		return nil, fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, name, c.kind, kindString)
 	}
-	d := &colDec{b: c.data}
+	data, err := bd.columnData(c)
+	if err != nil {
+		return nil, err
+	}
+	d := &colDec{b: data}
 	bd.strs = bd.strs[:0]
-	for range d.count(len(c.data), "strings") {
+	for range d.count(len(data), "strings") {
 		bd.strs = append(bd.strs, bd.intern(d.bytes(d.count(len(d.b), "string bytes"))))
 	}
 	bd.strIdx = grow(bd.strIdx, n)
@@ -648,7 +812,11 @@ func (bd *batchDec) floatColumn(cols []column, prefix, name string, n int, dst [
 	if c.kind != kindFloat {
 		return fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, c.name, c.kind, kindFloat)
 	}
-	d := &colDec{b: c.data}
+	data, err := bd.columnData(c)
+	if err != nil {
+		return err
+	}
+	d := &colDec{b: data}
 	p := readPresence(d, n)
 	v, err := bd.floatValues(d, name, p.count(n))
 	if err != nil {
@@ -689,19 +857,10 @@ func (bd *batchDec) floatValues(d *colDec, name string, m int) ([]float64, error
 	}
 	bd.floats = grow(bd.floats, m)
 	if rep == floatBits {
-		b := d.bytes(8 * m)
-		var prev uint64
-		for i := range bd.floats[:len(b)/8] {
-			prev ^= binary.LittleEndian.Uint64(b[8*i:])
-			bd.floats[i] = math.Float64frombits(prev)
-		}
+		bd.floatBits(d, m)
 	} else {
 		bd.ints = grow(bd.ints, m)
-		rest, ok := varints(d.b, bd.ints)
-		if !ok {
-			d.fail("bad varint")
-		}
-		d.b = rest
+		readDeltas(d, bd.v2, bd.ints)
 		scale := pow10[exp]
 		for i, x := range bd.ints {
 			bd.floats[i] = float64(x) / scale
@@ -709,6 +868,36 @@ func (bd *batchDec) floatValues(d *colDec, name string, m int) ([]float64, error
 	}
 	d.done("a float column")
 	return bd.floats, d.err
+}
+
+// floatBits decodes m float64 values stored as the XOR of their bits
+// with an earlier value's (format 3: behind a period, as readDeltas; format
+// 2: the value before) into bd.floats.
+func (bd *batchDec) floatBits(d *colDec, m int) {
+	period := 1
+	if !bd.v2 {
+		if period = d.count(maxBatchRows, "period"); period == 0 {
+			d.fail("period 0")
+		}
+	}
+	b := d.bytes(8 * m)
+	if d.err != nil {
+		return
+	}
+	w := grow(bd.words, m)
+	bd.words = w
+	for i := range w {
+		w[i] = binary.LittleEndian.Uint64(b[8*i:])
+	}
+	for i := 1; i < min(period, m); i++ {
+		w[i] ^= w[i-1]
+	}
+	for i := period; i < m; i++ {
+		w[i] ^= w[i-period]
+	}
+	for i, x := range w {
+		bd.floats[i] = math.Float64frombits(x)
+	}
 }
 
 // parseHex32 parses "0x" and 1 to 8 lower-case hex digits.
@@ -825,7 +1014,7 @@ func (bd *batchDec) regColumns(t, n int) ([]regColumn, int, error) {
 		if !ok || c.kind != kindUint64 {
 			return nil, 0, fmt.Errorf("%w: register column %q", errColumns, c.name)
 		}
-		has, vals, rest, err := uint64Column(c, n, buf)
+		has, vals, rest, err := bd.uint64Column(c, n, buf)
 		if err != nil {
 			return nil, 0, err
 		}
@@ -840,8 +1029,12 @@ func (bd *batchDec) regColumns(t, n int) ([]regColumn, int, error) {
 // and the values of the rows that have one, appended to buf, which it
 // returns too (values appended before stay valid when buf must grow:
 // they keep the old array).
-func uint64Column(c *column, n int, buf []uint64) (has presence, vals, rest []uint64, err error) {
-	d := &colDec{b: c.data}
+func (bd *batchDec) uint64Column(c *column, n int, buf []uint64) (has presence, vals, rest []uint64, err error) {
+	data, err := bd.columnData(c)
+	if err != nil {
+		return presence{}, nil, nil, err
+	}
+	d := &colDec{b: data}
 	has = readPresence(d, n)
 	if d.err != nil {
 		return presence{}, nil, nil, d.err
@@ -851,8 +1044,8 @@ func uint64Column(c *column, n int, buf []uint64) (has presence, vals, rest []ui
 		buf = make([]uint64, 0, 2*cap(buf)+k)
 	}
 	vals = buf[len(buf) : len(buf)+k]
-	if left, ok := varints(d.b, vals); !ok || len(left) != 0 {
-		return presence{}, nil, nil, fmt.Errorf("%w: column %s holds %d bytes for %d values", errColumns, c.name, len(c.data), k)
+	if readDeltas(d, bd.v2, vals); d.err != nil || len(d.b) != 0 {
+		return presence{}, nil, nil, fmt.Errorf("%w: column %s holds %d bytes for %d values", errColumns, c.name, len(data), k)
 	}
 	return has, vals, buf[:len(buf)+k], nil
 }
@@ -862,7 +1055,8 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 	d := &colDec{b: p}
 	t := Trace{Run: d.count(maxInt32, "run id"), Lost: d.uvarint()}
 	var n int
-	n, bd.cols[0] = d.table(bd.cols[0][:0])
+	bd.arena = bd.arena[:0]
+	n, bd.cols[0] = d.table(bd.cols[0][:0], bd.packed)
 	d.done("trace record")
 	if d.err != nil {
 		return Trace{}, d.err
@@ -882,7 +1076,7 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 		if c == nil || c.kind != kindUint64 {
 			return Trace{}, fmt.Errorf("%w: column %s missing or not uint64", errColumns, name)
 		}
-		has, v, buf, err := uint64Column(c, n, bd.regVals[0][:0])
+		has, v, buf, err := bd.uint64Column(c, n, bd.regVals[0][:0])
 		if err != nil {
 			return Trace{}, err
 		}
@@ -948,11 +1142,15 @@ func (bd *batchDec) traceFlags(n int) error {
 		if c == nil {
 			continue
 		}
-		if c.kind != kindBool || len(c.data) != (n+7)/8 {
+		data, err := bd.columnData(c)
+		if err != nil {
+			return err
+		}
+		if c.kind != kindBool || len(data) != (n+7)/8 {
 			return fmt.Errorf("%w: column %s", errColumns, name)
 		}
 		for i := range n {
-			if c.data[i/8]&(1<<(i%8)) == 0 {
+			if data[i/8]&(1<<(i%8)) == 0 {
 				continue
 			}
 			if name == "failed" {

@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // Columnar payloads (encoding 2, docs/recording-format.md "Columnar
@@ -47,10 +50,49 @@ const (
 
 var pow10 = [maxDecimals + 1]float64{1, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9}
 
+// Column codecs (encoding 3): how a column's data are stored.
+const (
+	codecRaw  = 0 // as they are
+	codecZstd = 1 // as one zstd frame that declares its content size
+)
+
 // colEnc builds a columnar payload.
 type colEnc struct {
-	b   []byte // the payload
-	col []byte // the column being built
+	b      []byte    // the payload, every column raw
+	col    []byte    // the column being built
+	alt    []byte    // the column's deltas with another period
+	vals   []uint64  // the column's values with a value, as uint64
+	spans  []colSpan // the columns in b
+	packed []byte    // the payload with columns compressed (pack)
+	z      []byte    // a compressed column
+}
+
+// colSpan is where a column's codec byte, data and end lie in a payload.
+type colSpan struct{ codec, data, end int }
+
+// reset starts a new payload.
+func (e *colEnc) reset() { e.b, e.spans = e.b[:0], e.spans[:0] }
+
+// pack returns the payload with every column of at least compressMin
+// bytes that zstd makes smaller stored compressed (codec 1), valid until
+// the next call: a reader inflates only the columns it decodes.
+func (e *colEnc) pack(z *zstd.Encoder) []byte {
+	out, from := e.packed[:0], 0
+	for _, s := range e.spans {
+		out = append(out, e.b[from:s.codec]...)
+		from = s.end
+		if data := e.b[s.data:s.end]; len(data) >= compressMin {
+			if e.z = z.EncodeAll(data, e.z[:0]); len(e.z) < len(data) {
+				out = append(out, codecZstd)
+				out = binary.AppendUvarint(out, uint64(len(e.z)))
+				out = append(out, e.z...)
+				continue
+			}
+		}
+		out = append(out, e.b[s.codec:s.end]...)
+	}
+	e.packed = append(out, e.b[from:]...)
+	return e.packed
 }
 
 func (e *colEnc) uvarint(v uint64) { e.b = binary.AppendUvarint(e.b, v) }
@@ -73,24 +115,141 @@ func (e *colEnc) table(n, ncols int) {
 	e.uvarint(uint64(ncols))
 }
 
-// endColumn appends the column built in e.col.
+// unpacked returns the payload without the columns' codec bytes
+// (encoding 4), valid until the next call.
+func (e *colEnc) unpacked() []byte {
+	out, from := e.packed[:0], 0
+	for _, s := range e.spans {
+		out = append(out, e.b[from:s.codec]...)
+		from = s.codec + 1
+	}
+	e.packed = append(out, e.b[from:]...)
+	return e.packed
+}
+
+// endColumn appends the column built in e.col, raw.
 func (e *colEnc) endColumn(name string, kind byte) {
 	e.str(name)
 	e.b = append(e.b, kind)
+	at := len(e.b)
+	e.b = append(e.b, codecRaw)
 	e.uvarint(uint64(len(e.col)))
+	e.spans = append(e.spans, colSpan{at, len(e.b), len(e.b) + len(e.col)})
 	e.b = append(e.b, e.col...)
 	e.col = e.col[:0]
 }
 
-// ints appends an integer column of n rows, row i being v(i).
-func (e *colEnc) ints(name string, n int, v func(int) int64) {
-	prev := int64(0)
+// ints appends an integer column of n rows, row i being v(i), whose
+// deltas take period rows (1 or the rows of a sample) if that is shorter.
+func (e *colEnc) ints(name string, n, period int, v func(int) int64) {
+	e.vals = e.vals[:0]
 	for i := range n {
-		x := v(i)
-		e.col = binary.AppendVarint(e.col, x-prev)
-		prev = x
+		e.vals = append(e.vals, uint64(v(i)))
 	}
+	e.deltas(period)
 	e.endColumn(name, kindInt)
+}
+
+// deltas appends to e.col the values in e.vals as deltas (appendDeltas)
+// with the period given unless 1 gives fewer bytes (at equal length,
+// unchanged values decode faster from the sample before).
+func (e *colEnc) deltas(period int) {
+	start := len(e.col)
+	e.col = appendDeltas(e.col, e.vals, 1)
+	if period <= 1 || period >= len(e.vals) {
+		return
+	}
+	e.alt = appendDeltas(e.alt[:0], e.vals, period)
+	if len(e.alt) <= len(e.col)-start {
+		e.col = append(e.col[:start], e.alt...)
+	}
+}
+
+// Forms of delta-encoded values.
+const (
+	formDense  = 0 // a zigzag varint per value
+	formSparse = 1 // the deltas that are not 0, each behind the count of zero deltas before it
+)
+
+// appendDeltas appends xs as deltas (docs/recording-format.md, "Columnar
+// batches"): period times 2 plus the form, then in the form that takes
+// fewer bytes (dense at equal length) each value minus the one period
+// values before it, the first period values minus the value before them,
+// the first minus 0.
+func appendDeltas(b []byte, xs []uint64, period int) []byte {
+	delta := func(i int) int64 {
+		switch {
+		case i >= period:
+			return int64(xs[i] - xs[i-period])
+		case i > 0:
+			return int64(xs[i] - xs[i-1])
+		}
+		return int64(xs[0])
+	}
+	first := min(period, len(xs))
+	dense, sparse, changes, skip := 0, 0, 0, 0
+	for i := range xs {
+		d := delta(i)
+		dense += varintLen(d)
+		switch {
+		case i < first:
+			sparse += varintLen(d)
+		case d != 0:
+			sparse += uvarintLen(uint64(skip)) + varintLen(d)
+			changes, skip = changes+1, 0
+		default:
+			skip++
+		}
+	}
+	if sparse += uvarintLen(uint64(changes)); sparse >= dense {
+		b = binary.AppendUvarint(b, uint64(period)<<1|formDense)
+		for i := range xs {
+			b = binary.AppendVarint(b, delta(i))
+		}
+		return b
+	}
+	b = binary.AppendUvarint(b, uint64(period)<<1|formSparse)
+	for i := range first {
+		b = binary.AppendVarint(b, delta(i))
+	}
+	b, skip = binary.AppendUvarint(b, uint64(changes)), 0
+	for i := first; i < len(xs); i++ {
+		if d := delta(i); d != 0 {
+			b = binary.AppendUvarint(b, uint64(skip))
+			b, skip = binary.AppendVarint(b, d), 0
+		} else {
+			skip++
+		}
+	}
+	return b
+}
+
+func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
+
+func varintLen(x int64) int { return uvarintLen(uint64(x<<1) ^ uint64(x>>63)) }
+
+// periodOf returns the period of an optional column of n rows, of which
+// the rows of one sample are rowsPer: how many of a sample's rows have a
+// value when every sample has as many (so that a value's delta is taken
+// from the same row of the sample before), or else 1.
+func periodOf(n, rowsPer int, ok func(int) bool) int {
+	if rowsPer <= 1 || n%rowsPer != 0 || n == rowsPer {
+		return 1
+	}
+	per := -1
+	for lo := 0; lo < n; lo += rowsPer {
+		k := 0
+		for i := lo; i < lo+rowsPer; i++ {
+			if ok(i) {
+				k++
+			}
+		}
+		if per >= 0 && k != per {
+			return 1
+		}
+		per = k
+	}
+	return max(per, 1)
 }
 
 // presence appends the presence of n rows to e.col.
@@ -127,16 +286,18 @@ func appendBitmap(b []byte, n int, bit func(int) bool) []byte {
 	return b
 }
 
-// uint64s appends an optional uint64 column.
-func (e *colEnc) uint64s(name string, n int, v func(int) (uint64, bool)) {
-	e.presence(n, func(i int) bool { _, ok := v(i); return ok })
-	prev := uint64(0)
+// uint64s appends an optional uint64 column of n rows, of which a
+// sample's are rowsPer (1 when that does not apply).
+func (e *colEnc) uint64s(name string, n, rowsPer int, v func(int) (uint64, bool)) {
+	ok := func(i int) bool { _, ok := v(i); return ok }
+	e.presence(n, ok)
+	e.vals = e.vals[:0]
 	for i := range n {
 		if x, ok := v(i); ok {
-			e.col = binary.AppendVarint(e.col, int64(x-prev))
-			prev = x
+			e.vals = append(e.vals, x)
 		}
 	}
+	e.deltas(periodOf(n, rowsPer, ok))
 	e.endColumn(name, kindUint64)
 }
 
@@ -167,34 +328,70 @@ func (e *colEnc) bools(name string, n int, v func(int) bool) {
 	e.endColumn(name, kindBool)
 }
 
-// floats appends an optional float column: as decimal integers with the
-// fewest decimals that give every value back bit for bit, or else as
-// float64 bits. A value that is not Valid is absent.
-func (e *colEnc) floats(name string, n int, v func(int) Value) {
-	e.presence(n, func(i int) bool { return v(i).Valid() })
+// floats appends an optional float column of n rows, of which a
+// sample's are rowsPer (1 when that does not apply): as decimal integers
+// with the fewest decimals that give every value back bit for bit, or
+// else as float64 bits. A value that is not Valid is absent.
+func (e *colEnc) floats(name string, n, rowsPer int, v func(int) Value) {
+	ok := func(i int) bool { return v(i).Valid() }
+	e.presence(n, ok)
+	period := periodOf(n, rowsPer, ok)
 	exp := decimals(n, v)
-	if exp < 0 {
-		e.col = append(e.col, floatBits)
-		prev := uint64(0)
-		for i := range n {
-			if x := v(i); x.Valid() {
-				bits := math.Float64bits(float64(x))
-				e.col = binary.LittleEndian.AppendUint64(e.col, bits^prev)
-				prev = bits
-			}
-		}
-	} else {
-		e.col = append(e.col, floatDecimal, byte(exp))
-		prev := int64(0)
-		for i := range n {
-			if x := v(i); x.Valid() {
-				s := int64(math.Round(float64(x) * pow10[exp]))
-				e.col = binary.AppendVarint(e.col, s-prev)
-				prev = s
-			}
+	e.vals = e.vals[:0]
+	for i := range n {
+		if x := v(i); x.Valid() && exp < 0 {
+			e.vals = append(e.vals, math.Float64bits(float64(x)))
+		} else if x.Valid() {
+			e.vals = append(e.vals, uint64(int64(math.Round(float64(x)*pow10[exp]))))
 		}
 	}
+	if exp < 0 {
+		e.col = append(e.col, floatBits)
+		e.xors(period)
+	} else {
+		e.col = append(e.col, floatDecimal, byte(exp))
+		e.deltas(period)
+	}
 	e.endColumn(name, kindFloat)
+}
+
+// xors appends to e.col the float64 bits in e.vals as a period and each
+// value's bits XOR those of the value period values before (of the value
+// before for the first period values, 0 for the first), 8 bytes little
+// endian. It takes the period given unless 1 leaves more zero bytes.
+func (e *colEnc) xors(period int) {
+	if period <= 1 || period >= len(e.vals) || zeroBytes(e.vals, period) < zeroBytes(e.vals, 1) {
+		period = 1
+	}
+	e.col = binary.AppendUvarint(e.col, uint64(period))
+	var prev uint64
+	for i, x := range e.vals {
+		if i >= period {
+			prev = e.vals[i-period]
+		}
+		e.col = binary.LittleEndian.AppendUint64(e.col, x^prev)
+		prev = x
+	}
+}
+
+// zeroBytes counts the zero bytes of xs XORed with the period.
+func zeroBytes(xs []uint64, period int) int {
+	n := 0
+	var prev uint64
+	for i, x := range xs {
+		if i >= period {
+			prev = xs[i-period]
+		}
+		d := x ^ prev
+		for ; d != 0; d >>= 8 {
+			if d&0xff == 0 {
+				n++
+			}
+		}
+		n += 8 - (bits.Len64(x^prev)+7)/8
+		prev = x
+	}
+	return n
 }
 
 // decimals returns the fewest decimals (0 to maxDecimals) with which every
@@ -238,6 +435,11 @@ func (d *colDec) fail(format string, a ...any) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%w: %s", errColumns, fmt.Sprintf(format, a...))
 	}
+}
+
+func (d *colDec) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *colDec) uvarint() uint64 {
@@ -287,12 +489,14 @@ func (d *colDec) done(what string) {
 	}
 }
 
-// column is one column of a table as read: its data not yet decoded. Its
-// name is the payload's bytes (no allocation per column).
+// column is one column of a table as read: its data not yet decoded, nor
+// inflated when its codec is codecZstd. Its name is the payload's bytes
+// (no allocation per column).
 type column struct {
-	name []byte
-	kind byte
-	data []byte
+	name  []byte
+	kind  byte
+	codec byte
+	data  []byte
 }
 
 // is reports whether the column is named prefix+name.
@@ -300,13 +504,19 @@ func (c *column) is(prefix, name string) bool {
 	return len(c.name) == len(prefix)+len(name) && string(c.name[:len(prefix)]) == prefix && string(c.name[len(prefix):]) == name
 }
 
-// table reads a table's row count and columns, appending them to cols.
-func (d *colDec) table(cols []column) (int, []column) {
+// table reads a table's row count and columns, appending them to cols;
+// packed says that each column has a codec (encoding 3).
+func (d *colDec) table(cols []column, packed bool) (int, []column) {
 	n := d.count(maxBatchRows, "rows")
 	ncols := d.count(len(d.b), "columns")
 	for range ncols {
 		c := column{name: d.bytes(d.count(len(d.b), "name bytes"))}
 		c.kind = d.byte1()
+		if packed {
+			if c.codec = d.byte1(); c.codec != codecRaw && c.codec != codecZstd {
+				d.fail("column %q of unknown codec %d", c.name, c.codec)
+			}
+		}
 		c.data = d.bytes(d.count(len(d.b), "column bytes"))
 		cols = append(cols, c)
 	}

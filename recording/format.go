@@ -23,12 +23,14 @@ import (
 const Magic = "\x89HWPREC\n"
 
 // Format version written by this package. Readers read every minor
-// version of the majors they know (1 and 2): a newer minor may add record
-// types, which are skipped and counted (Recording.Skipped), and JSON fields
-// and columns, which are ignored. Other majors are refused.
+// version of the majors they know (1, 2 and 3): a newer minor may add
+// record types, which are skipped and counted (Recording.Skipped), and
+// JSON fields and columns, which are ignored. Other majors are refused.
+// Format 3 differs from 2 in the deltas of columnar batches, which may
+// run from a CPU's row in the sample before (docs/recording-format.md).
 const (
-	VersionMajor = 2
-	VersionMinor = 1
+	VersionMajor = 3
+	VersionMinor = 0
 )
 
 // fileHeaderLen is the magic plus major and minor version (uint16 LE each).
@@ -42,10 +44,12 @@ const frameHeaderLen = 12
 const (
 	encJSON        = 0 // plain JSON
 	encZstdJSON    = 1 // JSON compressed as one zstd frame
-	encZstdColumns = 2 // a columnar batch (samples, trace) compressed as one zstd frame; format 2 only
+	encZstdColumns = 2 // a columnar batch (samples, trace) compressed as one zstd frame; format 2 and later
+	encColumns     = 3 // a columnar batch (samples, trace) whose columns are compressed one by one; format 3 and later
+	encZstdBatch   = 4 // a columnar batch as in encoding 3 but for the columns' codecs, compressed as one zstd frame; format 3 and later
 )
 
-// MaxPayload is the most bytes a record's payload may hold in format 2,
+// MaxPayload is the most bytes a record's payload may hold since format 2,
 // stored and decoded (after zstd): the writer splits larger sample and
 // trace batches, and a reader refuses a larger length, or a zstd frame
 // declaring a larger content size, before allocating anything for it.
@@ -77,7 +81,7 @@ var (
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// frameChecksum is a record's CRC-32C (Castagnoli). In format 2 it covers
+// frameChecksum is a record's CRC-32C (Castagnoli). From format 2 on it covers
 // the frame header's first 8 bytes (type, encoding, reserved, length) and
 // the stored payload, so that no byte of a record escapes it; in format 1
 // it covered the payload only.
@@ -117,8 +121,8 @@ func parseFileHeader(b []byte) (Version, error) {
 		return Version{}, fmt.Errorf("%w: the file ends inside its header", ErrTruncated)
 	}
 	v := Version{binary.LittleEndian.Uint16(b[8:]), binary.LittleEndian.Uint16(b[10:])}
-	if v.Major != 1 && v.Major != VersionMajor {
-		return v, fmt.Errorf("%w %s: this hwpprobe reads versions 1.x and %d.x", ErrVersion, v, VersionMajor)
+	if v.Major < 1 || v.Major > VersionMajor {
+		return v, fmt.Errorf("%w %s: this hwpprobe reads versions 1.x to %d.x", ErrVersion, v, VersionMajor)
 	}
 	return v, nil
 }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 )
 
 // FuzzRead: whatever the bytes, Read returns a recording or an error
@@ -81,4 +83,58 @@ func writeFileF(f *testing.F) []byte {
 		f.Fatal(err)
 	}
 	return buf.Bytes()
+}
+
+// FuzzBatch: whatever a columnar payload holds (behind its CRC, which
+// FuzzRead's mutations rarely get past), decoding it as any of the three
+// encodings gives a batch or an error wrapping errColumns, never a panic.
+func FuzzBatch(f *testing.F) {
+	z, err := zstd.NewWriter(nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer z.Close()
+	var e batchEnc
+	for _, s := range []Samples{steadySamples(), bigSteadySamples()} {
+		if _, err := e.encodeSamples(s); err != nil {
+			f.Fatal(err)
+		}
+		f.Add(bytes.Clone(e.b), uint8(2))
+		f.Add(bytes.Clone(e.pack(z)), uint8(2))
+		f.Add(bytes.Clone(e.unpacked()), uint8(0))
+	}
+	if _, err := e.encodeTrace(Trace{Run: 1, Events: []TraceEvent{{TimeNs: 5, CPU: 1, MSR: 0x774, Value: bigReg}}}); err != nil {
+		f.Fatal(err)
+	}
+	f.Add(bytes.Clone(e.b), uint8(3))
+	f.Fuzz(func(t *testing.T, p []byte, kind uint8) {
+		bd := &batchDec{packed: kind&2 != 0, v2: kind&4 != 0}
+		for _, parts := range []Parts{PartRows | PartCPURegColumns, PartCPURegColumns | PartSummaries} {
+			var err error
+			if kind&1 == 0 {
+				_, err = bd.decodeSamples(bytes.Clone(p), parts)
+			} else {
+				_, err = bd.decodeTrace(bytes.Clone(p))
+			}
+			if err != nil && !errors.Is(err, errColumns) {
+				t.Fatalf("error %v does not wrap errColumns", err)
+			}
+		}
+	})
+}
+
+// bigSteadySamples is a batch large enough to be stored with its columns
+// compressed one by one: ten samples of 600 CPUs.
+func bigSteadySamples() Samples {
+	s := Samples{Run: 3, CPUColumns: []string{"Avg_MHz", "Busy%"}}
+	for k := range 10 {
+		x := Sample{TimeNs: int64(k) * 100_000_000, IntervalNs: 100_000_000}
+		for c := range 600 {
+			x.CPUs = append(x.CPUs, CPURow{CPU: c, Core: c / 2, CoreType: "P",
+				Values: []Value{Value(800 + (c*7+k*13)%3000), Value((c + k) % 100)},
+				Regs:   []Reg{{0x774, 0x80002e17 ^ uint64(c%2)<<31}, {0x1b0, 6}}})
+		}
+		s.Samples = append(s.Samples, x)
+	}
+	return s
 }

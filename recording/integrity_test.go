@@ -26,6 +26,27 @@ func v1Fixture(t testing.TB, name string) []byte {
 	return b
 }
 
+// v2Fixture reads a recording written by format 2.1's writer.
+func v2Fixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", "v2", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// encodings returns the encodings of a file's records.
+func encodings(t testing.TB, b []byte) map[byte]bool {
+	t.Helper()
+	out := map[byte]bool{}
+	for off := fileHeaderLen; off+frameHeaderLen <= len(b); {
+		out[b[off+1]] = true
+		off += frameHeaderLen + int(binary.LittleEndian.Uint32(b[off+4:]))
+	}
+	return out
+}
+
 // frame builds one whole record of a file of the given major version,
 // with a correct checksum.
 func frame(major uint16, typ RecordType, enc byte, payload []byte) []byte {
@@ -58,7 +79,8 @@ func readOutcome(b []byte) (rec *Recording, whole bool, err error) {
 // checksum and payload) of a file of each version and checks that no flip
 // goes unnoticed: the reader reports the file as damaged, never complete.
 func TestFlippedByteAnywhere(t *testing.T) {
-	files := map[string][]byte{"2.0": writeFile(t), "1.0": v1Fixture(t, "synthetic-2runs.rec")}
+	files := map[string][]byte{"3.0": writeFile(t), "3.0 encoding 3": scanFileEnc(t, 1, true),
+		"2.1": v2Fixture(t, "synthetic-2runs.rec"), "1.0": v1Fixture(t, "synthetic-2runs.rec")}
 	for name, b := range files {
 		t.Run(name, func(t *testing.T) {
 			if _, whole, err := readOutcome(b); err != nil || !whole {
@@ -256,21 +278,26 @@ func shrinkFCS(t *testing.T, f []byte) []byte {
 	return f
 }
 
-// TestV1FixturesRead: every 1.0 fixture reads whole (the cut one up to its
-// cut) with the strict 1.0 checks.
-func TestV1FixturesRead(t *testing.T) {
-	names, _ := filepath.Glob(filepath.Join("testdata", "v1", "*.rec"))
-	for _, n := range names {
-		rec, err := ReadFile(n)
-		if err != nil {
-			t.Fatalf("%s: %v", n, err)
+// TestFixturesRead: every 1.0 and 2.1 fixture reads whole (the cut ones up
+// to their cut), the 1.0 ones with the strict 1.0 checks.
+func TestFixturesRead(t *testing.T) {
+	for dir, version := range map[string]Version{"v1": {1, 0}, "v2": {2, 1}} {
+		names, _ := filepath.Glob(filepath.Join("testdata", dir, "*.rec"))
+		if len(names) == 0 {
+			t.Fatalf("no fixtures in testdata/%s", dir)
 		}
-		cut := strings.HasSuffix(n, "-cut.rec")
-		if got, want := rec.Complete(), !cut; got != want || (cut && !errors.Is(rec.Problem, ErrTruncated)) {
-			t.Errorf("%s: complete %v, problem %v", n, got, rec.Problem)
-		}
-		if diff := cmp.Diff(Version{1, 0}, rec.Version); diff != "" {
-			t.Errorf("%s: %s", n, diff)
+		for _, n := range names {
+			rec, err := ReadFile(n)
+			if err != nil {
+				t.Fatalf("%s: %v", n, err)
+			}
+			cut := strings.HasSuffix(n, "-cut.rec")
+			if got, want := rec.Complete(), !cut; got != want || (cut && !errors.Is(rec.Problem, ErrTruncated)) {
+				t.Errorf("%s: complete %v, problem %v", n, got, rec.Problem)
+			}
+			if diff := cmp.Diff(version, rec.Version); diff != "" {
+				t.Errorf("%s: %s", n, diff)
+			}
 		}
 	}
 }

@@ -48,9 +48,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, err
 	}
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false),
-		zstd.WithDecoderMaxMemory(uint64(v.maxPayload())), zstd.WithDecodeAllCapLimit(true),
-		zstd.WithDecoderMaxWindow(uint64(v.maxPayload())))
+	dec, err := newDecoder(v.maxPayload())
 	if err != nil {
 		return nil, fmt.Errorf("recording: zstd decoder: %w", err)
 	}
@@ -107,7 +105,7 @@ func (r *Reader) next() (Record, error) {
 	if frameChecksum(r.version.Major, h[:], payload) != binary.LittleEndian.Uint32(h[8:]) {
 		return nil, r.corrupt("record fails its checksum")
 	}
-	if enc != encJSON {
+	if enc != encJSON && enc != encColumns {
 		if payload, err = inflate(r.dec, &r.decoded, payload, r.version.maxPayload(), r.version.Major > 1); err != nil {
 			return nil, r.corrupt("%s record: %v", typ, err)
 		}
@@ -116,11 +114,13 @@ func (r *Reader) next() (Record, error) {
 	if !r.reuse {
 		bd = new(batchDec)
 	}
+	bd.v2, bd.packed, bd.zd = enc == encZstdColumns, enc == encColumns, r.dec
+	columnar := enc == encZstdColumns || enc == encColumns || enc == encZstdBatch
 	var rec Record
 	switch {
-	case enc == encZstdColumns && typ == TypeSamples:
+	case columnar && typ == TypeSamples:
 		rec, err = bd.decodeSamples(payload, r.parts)
-	case enc == encZstdColumns:
+	case columnar:
 		rec, err = bd.decodeTrace(payload)
 	default:
 		rec, err = r.decodePayload(typ, payload)
@@ -144,8 +144,9 @@ func (r *Reader) checkHeader(typ RecordType, enc, reserved byte, size uint32) er
 	switch {
 	case size > uint32(r.version.maxPayload()):
 		return r.corrupt("record length %d exceeds the %d-byte limit", size, r.version.maxPayload())
-	case enc != encJSON && enc != encZstdJSON && enc != encZstdColumns,
-		enc == encZstdColumns && (r.version.Major < 2 || (typ != TypeSamples && typ != TypeTrace)):
+	case enc > encZstdBatch,
+		enc == encZstdColumns && (r.version.Major < 2 || (typ != TypeSamples && typ != TypeTrace)),
+		enc >= encColumns && (r.version.Major < 3 || (typ != TypeSamples && typ != TypeTrace)):
 		return r.corrupt("%s record of unknown payload encoding %d", typ, enc)
 	case reserved != 0:
 		return r.corrupt("reserved header bytes are not 0")
@@ -160,8 +161,11 @@ func (r *Reader) checkHeader(typ RecordType, enc, reserved byte, size uint32) er
 
 // knownMinor is the newest minor version of a major this reader knows.
 func knownMinor(major uint16) uint16 {
-	if major == VersionMajor {
+	switch major {
+	case VersionMajor:
 		return VersionMinor
+	case 2:
+		return 1
 	}
 	return 0
 }

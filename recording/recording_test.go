@@ -158,7 +158,39 @@ func TestReadAssemblesRuns(t *testing.T) {
 // reader returns exactly the whole records before the cut, then
 // ErrTruncated (or io.EOF at a record boundary), without panicking.
 func TestTruncatedAtEveryOffset(t *testing.T) {
-	b := writeFile(t)
+	for name, b := range map[string][]byte{"encoding 4": writeFile(t), "encoding 3": packedFile(t)} {
+		t.Run(name, func(t *testing.T) { truncatedAtEveryOffset(t, b) })
+	}
+}
+
+// packedFile is a small recording whose batches are stored with encoding 3.
+func packedFile(t *testing.T) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.packAlways = true
+	steady := steadySamples()
+	for _, r := range []Record{RunStart{Run: steady.Run}, steady,
+		Trace{Run: steady.Run, Events: []TraceEvent{{TimeNs: 1, CPU: 3, Comm: "kworker/3:1", MSR: 0x774, Value: bigReg}}}} {
+		if err := w.Write(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(End{Status: StatusComplete}); err != nil {
+		t.Fatal(err)
+	}
+	if encs := encodings(t, buf.Bytes()); !encs[encColumns] {
+		t.Fatalf("batches of encodings %v", encs)
+	}
+	return buf.Bytes()
+}
+
+// truncatedAtEveryOffset cuts b at every offset and checks what a reader
+// gives back.
+func truncatedAtEveryOffset(t *testing.T, b []byte) {
 	all, err := readAllRecords(t, b)
 	if err != nil {
 		t.Fatal(err)

@@ -14,11 +14,19 @@ import (
 // samples of 64 CPUs, with registers, and a trace batch after each.
 func scanFile(t *testing.T, nbatch int) []byte {
 	t.Helper()
+	return scanFileEnc(t, nbatch, false)
+}
+
+// scanFileEnc is scanFile with every batch's columns compressed one by
+// one (encoding 3) when packed, else as the writer chooses.
+func scanFileEnc(t *testing.T, nbatch int, packed bool) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, testMeta())
 	if err != nil {
 		t.Fatal(err)
 	}
+	w.packAlways = packed
 	w.Write(RunStart{Run: 1})
 	for b := range nbatch {
 		s := Samples{Run: 1, CPUColumns: SamplerCPUColumns(), PackageColumns: SamplerPackageColumns()}
@@ -127,7 +135,11 @@ func deepCopy(t *testing.T, s Samples) Samples {
 // whatever the format version; one that selects none gives the rows'
 // CPUs and the samples' times alone.
 func TestScanParts(t *testing.T) {
-	files := map[string][]byte{"2.x": scanFile(t, 1), "1.0": v1Fixture(t, "synthetic-2runs.rec")}
+	files := map[string][]byte{"3.0": scanFile(t, 2), "3.0 encoding 3": scanFileEnc(t, 2, true),
+		"2.1": v2Fixture(t, "synth-14.rec"), "1.0": v1Fixture(t, "synthetic-2runs.rec")}
+	if encs := encodings(t, files["3.0 encoding 3"]); !encs[encColumns] || encs[encZstdBatch] {
+		t.Fatalf("encoding 3 file: batches of encodings %v", encs)
+	}
 	for name, b := range files {
 		whole := scanned(t, b, PartRows)
 		for _, parts := range []Parts{0, PartCPUFigures, PartCPUPlaces, PartCPURegs, PartPackages, PartSummaries,

@@ -15,6 +15,11 @@ import (
 // a zstd frame's overhead outweighs its gain on tiny JSON.
 const compressMin = 128
 
+// packMin is the columnar payload size from which columns may be
+// compressed one by one (encoding 3); a smaller batch compresses better as
+// one zstd frame (encoding 4), and costs little to inflate whole.
+const packMin = 32 << 10
+
 // Writer appends records to a recording. Each record goes to the
 // underlying writer in one Write call as soon as it is given, as an
 // independent zstd frame behind a checksummed frame header, so a reader
@@ -34,6 +39,9 @@ type Writer struct {
 	// tests).
 	limit int
 	cols  batchEnc
+	whole []byte // a batch compressed whole, to compare with its columns compressed
+	// packAlways stores every batch with encoding 3 (tests).
+	packAlways bool
 }
 
 // NewWriter writes the file header and meta record to w and returns a
@@ -79,8 +87,17 @@ func (w *Writer) Write(r Record) error {
 		return err
 	}
 	switch {
-	case enc == encZstdColumns:
-		payload = w.enc.EncodeAll(payload, nil)
+	case enc == encColumns:
+		payload, enc = w.packBatch(payload)
+		if len(payload) > w.limit { // columns that zstd does not shrink add a byte each
+			if a, b, ok := split(r); ok {
+				if err := w.Write(a); err != nil {
+					return err
+				}
+				return w.Write(b)
+			}
+			return fmt.Errorf("recording: %s record of %d bytes exceeds the %d-byte limit: %w", r.Type(), len(payload), w.limit, errTooLarge)
+		}
 	case len(payload) >= compressMin:
 		if z := w.enc.EncodeAll(payload, nil); len(z) < len(payload) {
 			payload, enc = z, encZstdJSON
@@ -93,6 +110,27 @@ func (w *Writer) Write(r Record) error {
 	b = append(b, payload...)
 	w.buf = b
 	return w.write(b)
+}
+
+// packBatch returns a columnar batch's stored payload, from its raw
+// payload p, and its encoding: its columns compressed one by one
+// (encoding 3), so that a reader inflates only those it decodes, unless
+// the batch is smaller than packMin or compresses at least a tenth
+// smaller as one zstd frame (encoding 4), as small batches do.
+func (w *Writer) packBatch(p []byte) ([]byte, byte) {
+	if w.packAlways {
+		return w.cols.pack(w.enc), encColumns
+	}
+	whole := w.enc.EncodeAll(w.cols.unpacked(), w.whole[:0])
+	w.whole = whole
+	if len(p) < packMin {
+		return whole, encZstdBatch
+	}
+	packed := w.cols.pack(w.enc)
+	if len(whole) < len(packed)-len(packed)/10 {
+		return whole, encZstdBatch
+	}
+	return packed, encColumns
 }
 
 // errTooLarge: a record's payload exceeds MaxPayload.
@@ -109,10 +147,10 @@ func (w *Writer) encode(r Record) ([]byte, byte, error) {
 		payload = r.Payload
 	case Samples:
 		payload, err = w.cols.encodeSamples(r)
-		enc = encZstdColumns
+		enc = encColumns
 	case Trace:
 		payload, err = w.cols.encodeTrace(r)
-		enc = encZstdColumns
+		enc = encColumns
 	default:
 		if payload, err = json.Marshal(r); err != nil {
 			err = fmt.Errorf("recording: encode %s record: %w", r.Type(), err)

@@ -110,3 +110,11 @@ func inflate(dec *zstd.Decoder, buf *[]byte, p []byte, limit int, needSize bool)
 	}
 	return out, nil
 }
+
+// newDecoder returns a zstd decoder for payloads of at most limit bytes,
+// for DecodeAll, which writes no more than its destination's capacity.
+func newDecoder(limit int) (*zstd.Decoder, error) {
+	return zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(false),
+		zstd.WithDecoderMaxMemory(uint64(limit)), zstd.WithDecodeAllCapLimit(true),
+		zstd.WithDecoderMaxWindow(uint64(limit)))
+}

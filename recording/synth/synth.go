@@ -8,15 +8,11 @@
 package synth
 
 import (
-	"bufio"
-	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
 	"math/rand/v2"
 	"os"
-
-	"github.com/klauspost/compress/zstd"
 
 	"github.com/hwpprobe/hwpprobe/recording"
 )
@@ -192,44 +188,14 @@ func (g *Gen) Trace(s int) recording.Trace {
 	return t
 }
 
-// Inflate decompresses every zstd payload of the recording at path into
-// one reused buffer, reading the file as a stream and decoding nothing:
-// what reading it costs at least.
+// Inflate decompresses every zstd frame of the recording at path and
+// decodes nothing (recording.Inflate): what reading it costs at least.
 func Inflate(path string) error {
 	f, err := os.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	dec, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1))
-	if err != nil {
-		return err
-	}
-	defer dec.Close()
-	var hdr [12]byte
-	var p, out []byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return err
-	}
-	for {
-		if _, err := io.ReadFull(r, hdr[:]); err == io.EOF {
-			return nil
-		} else if err != nil {
-			return err
-		}
-		size := int(binary.LittleEndian.Uint32(hdr[4:]))
-		if cap(p) < size {
-			p = make([]byte, size)
-		}
-		p = p[:size]
-		if _, err := io.ReadFull(r, p); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-		if hdr[1] != 0 {
-			if out, err = dec.DecodeAll(p, out[:0]); err != nil {
-				return err
-			}
-		}
-	}
+	_, err = recording.Inflate(f)
+	return err
 }
