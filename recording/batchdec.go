@@ -373,10 +373,11 @@ func (bd *batchDec) intColumn(cols []column, name string, n int) ([]int64, error
 	return bd.ints, nil
 }
 
-// readDeltas decodes len(out) delta-encoded values from d: behind their
-// period in format 3 (each value the delta from the one period values
-// before, the first period values from the one before them, the first
-// from 0), each from the one before in format 2.
+// readDeltas decodes len(out) delta-encoded values from d: in encodings 3
+// and 4 behind a head giving their period and form (each value the delta
+// from the one period values before, the first period values from the one
+// before them, the first from 0; dense or sparse), in encoding 2 (v2) each
+// dense and from the one before.
 func readDeltas[T int64 | uint64](d *colDec, v2 bool, out []T) {
 	period, form := 1, formDense
 	if !v2 {

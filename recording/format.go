@@ -44,7 +44,7 @@ const frameHeaderLen = 12
 const (
 	encJSON        = 0 // plain JSON
 	encZstdJSON    = 1 // JSON compressed as one zstd frame
-	encZstdColumns = 2 // a columnar batch (samples, trace) compressed as one zstd frame; format 2 and later
+	encZstdColumns = 2 // a format 2 columnar batch (samples, trace) compressed as one zstd frame; formats 2 and 3
 	encColumns     = 3 // a columnar batch (samples, trace) whose columns are compressed one by one; format 3 and later
 	encZstdBatch   = 4 // a columnar batch as in encoding 3 but for the columns' codecs, compressed as one zstd frame; format 3 and later
 )
