@@ -42,6 +42,10 @@ type Writer struct {
 	whole []byte // a batch compressed whole, to compare with its columns compressed
 	// packAlways stores every batch with encoding 3 (tests).
 	packAlways bool
+	// packWhole is the last comparison's choice for large batches,
+	// packLeft how many more batches take it.
+	packWhole bool
+	packLeft  int
 }
 
 // NewWriter writes the file header and meta record to w and returns a
@@ -116,22 +120,37 @@ func (w *Writer) Write(r Record) error {
 // payload p, and its encoding: its columns compressed one by one
 // (encoding 3), so that a reader inflates only those it decodes, unless
 // the batch is smaller than packMin or compresses at least a tenth
-// smaller as one zstd frame (encoding 4), as small batches do.
+// smaller as one zstd frame (encoding 4), as small batches do. Both are
+// compressed to compare them once every packRecheck large batches, whose
+// successors are alike.
 func (w *Writer) packBatch(p []byte) ([]byte, byte) {
-	if w.packAlways {
+	whole := func() []byte {
+		w.whole = w.enc.EncodeAll(w.cols.unpacked(), w.whole[:0])
+		return w.whole
+	}
+	switch {
+	case w.packAlways:
+		return w.cols.pack(w.enc), encColumns
+	case len(p) < packMin:
+		return whole(), encZstdBatch
+	case w.packLeft > 0 && w.packWhole:
+		w.packLeft--
+		return whole(), encZstdBatch
+	case w.packLeft > 0:
+		w.packLeft--
 		return w.cols.pack(w.enc), encColumns
 	}
-	whole := w.enc.EncodeAll(w.cols.unpacked(), w.whole[:0])
-	w.whole = whole
-	if len(p) < packMin {
-		return whole, encZstdBatch
-	}
-	packed := w.cols.pack(w.enc)
-	if len(whole) < len(packed)-len(packed)/10 {
-		return whole, encZstdBatch
+	z, packed := whole(), w.cols.pack(w.enc)
+	w.packLeft, w.packWhole = packRecheck-1, len(z) < len(packed)-len(packed)/10
+	if w.packWhole {
+		return z, encZstdBatch
 	}
 	return packed, encColumns
 }
+
+// packRecheck is how often the writer compares a large batch compressed
+// whole with its columns compressed one by one.
+const packRecheck = 16
 
 // errTooLarge: a record's payload exceeds MaxPayload.
 var errTooLarge = errors.New("record too large")
