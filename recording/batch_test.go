@@ -89,8 +89,13 @@ func TestColumnarRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%T %s: %v", r, f.name, err)
 			}
-			if diff := cmp.Diff(r, got, bitsCmp, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(r, got, bitsCmp, cmpopts.EquateEmpty(), cmpopts.IgnoreFields(Samples{}, "SameCPUs")); diff != "" {
 				t.Errorf("%T %s (-want +got):\n%s", r, f.name, diff)
+			}
+			// Of these batches only the steady one has the same CPUs
+			// in every sample.
+			if g, ok := got.(Samples); ok && g.SameCPUs != (g.Run == steadySamples().Run) {
+				t.Errorf("%s: batch of run %d: SameCPUs %v", f.name, g.Run, g.SameCPUs)
 			}
 		}
 	}
@@ -215,8 +220,8 @@ func TestPeriods(t *testing.T) {
 	want := map[string]uint64{
 		"0 time_ns": 1, "0 interval_ns": 1, "0 cpus": 1, "0 packages": 1, "0 summaries": 1,
 		"1 cpu": 4, "1 core": 4, "1 v:Avg_MHz": 4, "1 v:Gappy": 2, "1 r:0x774": 4,
-		// The same value in every row: one value, then no change.
-		"1 package": 1, "1 r:0x1b0": 1,
+		// The same value in every row: one change, whatever the period.
+		"1 package": 4, "1 r:0x1b0": 4,
 		// One package row a sample: the period is 1.
 		"2 package": 1, "2 v:PkgWatt": 1, "2 r:0x64f": 1,
 	}
@@ -260,13 +265,22 @@ func TestPeriodDeltas(t *testing.T) {
 			}
 			got := make([]uint64, len(want))
 			d := &colDec{b: b}
-			readDeltas(d, false, got)
+			var changes, wantChanges []int
+			info := readDeltas(d, false, got, &changes)
 			if diff := cmp.Diff(want, got); d.err != nil || len(d.b) != 0 || diff != "" {
 				t.Fatalf("period %d, wandering %v: %v, %d bytes left (-want +got):\n%s", period, wander, d.err, len(d.b), diff)
 			}
+			for i := period; i < len(want) && info.sparse; i++ {
+				if want[i] != want[i-period] {
+					wantChanges = append(wantChanges, i)
+				}
+			}
+			if diff := cmp.Diff(wantChanges, changes); diff != "" || info.changes != len(changes) || info.period != period {
+				t.Errorf("period %d, wandering %v: %+v, changes (-want +got):\n%s", period, wander, info, diff)
+			}
 			for cut := range len(b) {
 				d := &colDec{b: b[:cut]}
-				if readDeltas(d, false, got); d.err == nil {
+				if readDeltas(d, false, got, nil); d.err == nil {
 					t.Errorf("period %d, wandering %v: data cut at %d of %d bytes decoded", period, wander, cut, len(b))
 				}
 			}

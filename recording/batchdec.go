@@ -78,6 +78,7 @@ type batchDec struct {
 	// spread over spreadVals and spreadHas where not every row has one.
 	regCols    [4][]regColumn
 	regVals    [4][]uint64
+	changes    [4][]int
 	cpuRegCols []RegColumn
 	spreadVals []uint64
 	spreadHas  []bool
@@ -103,6 +104,11 @@ type batchDec struct {
 	// to row and carry no period, and whose columns have no codec.
 	v2    bool
 	words []uint64
+	// intInfo says how the last int column decoded was stored;
+	// sameCPUs, from the cpu column, that every sample of the batch has
+	// the first's CPU rows.
+	intInfo  deltaInfo
+	sameCPUs bool
 	// packed: the columns have codecs (encoding 3).
 	packed bool
 	// zd inflates compressed columns into arena (encoding 3), at most
@@ -215,6 +221,7 @@ func (bd *batchDec) decodeSamples(p []byte, parts Parts) (Samples, error) {
 	if len(bd.cpuRegCols) > 0 {
 		s.CPURegs = bd.cpuRegCols
 	}
+	s.SameCPUs = bd.sameCPUs && n[0] > 0
 	return s, nil
 }
 
@@ -365,7 +372,7 @@ func (bd *batchDec) intColumn(cols []column, name string, n int) ([]int64, error
 		return nil, err
 	}
 	d := &colDec{b: data}
-	readDeltas(d, bd.v2, bd.ints)
+	bd.intInfo = readDeltas(d, bd.v2, bd.ints, nil)
 	d.done("an int column")
 	if d.err != nil {
 		return nil, fmt.Errorf("column %s: %w", name, d.err)
@@ -377,60 +384,140 @@ func (bd *batchDec) intColumn(cols []column, name string, n int) ([]int64, error
 // and 4 behind a head giving their period and form (each value the delta
 // from the one period values before, the first period values from the one
 // before them, the first from 0; dense or sparse), in encoding 2 (v2) each
-// dense and from the one before.
-func readDeltas[T int64 | uint64](d *colDec, v2 bool, out []T) {
-	period, form := 1, formDense
+// dense and from the one before. It returns how they were stored, and
+// appends to *changes, when not nil, the indexes of a sparse form's
+// changes.
+func readDeltas[T int64 | uint64](d *colDec, v2 bool, out []T, changes *[]int) deltaInfo {
+	info := deltaInfo{period: 1}
 	if !v2 {
 		h := d.count(2*maxBatchRows+1, "period")
-		if period, form = h>>1, h&1; period == 0 {
+		if info.period, info.sparse = h>>1, h&1 == formSparse; info.period == 0 {
 			d.fail("period 0")
 		}
 	}
 	if d.err != nil {
-		return
+		return info
 	}
 	var ok bool
 	switch {
-	case form == formSparse:
-		d.b, ok = sparseDeltas(d.b, out, period)
-	case period == 1:
+	case info.sparse:
+		b := d.b
+		if d.b, info.changes, ok = sparseDeltas(b, out, info.period); ok && changes != nil && info.changes > 0 {
+			*changes = sparseChanges(*changes, b, info.period)
+		}
+	case info.period == 1:
 		d.b, ok = varints(d.b, out)
 	default:
-		d.b, ok = periodDeltas(d.b, out, period)
+		d.b, ok = periodDeltas(d.b, out, info.period)
 	}
 	if !ok {
 		d.fail("bad deltas")
 		d.b = nil
 	}
+	return info
 }
 
+// deltaInfo says how a column's deltas were stored: their period, and
+// whether in the sparse form, with how many changes past the first period
+// values.
+type deltaInfo struct {
+	period  int
+	sparse  bool
+	changes int
+}
+
+// steady reports whether the values repeat every period values without
+// a change.
+func (i deltaInfo) steady() bool { return i.sparse && i.changes == 0 }
+
 // sparseDeltas decodes len(out) values in the sparse form from b: the
-// first period as varints does, then the count of changes, and for each
-// the zero deltas before it and its delta; a value whose delta is zero is
-// the one period values before it, copied.
-func sparseDeltas[T int64 | uint64](b []byte, out []T, period int) (rest []byte, ok bool) {
-	first := min(period, len(out))
-	if b, ok = varints(b, out[:first]); !ok {
-		return nil, false
+// count of changes, and for each the zero deltas before it and its delta.
+// A value whose delta is zero is the one period values before it, copied
+// (the one before it for the first period values, 0 for the first). It
+// returns the count of changes past the first period values.
+func sparseDeltas[T int64 | uint64](b []byte, out []T, period int) (rest []byte, changes int, ok bool) {
+	n, p := binary.Uvarint(b)
+	if p <= 0 || n > uint64(len(out)) {
+		return nil, 0, false
 	}
-	d := &colDec{b: b}
-	i := first
-	for range d.count(len(out)-first, "changes") {
-		skip := d.count(len(out)-i-1, "unchanged values")
-		delta := d.varint()
-		if d.err != nil {
-			return nil, false
+	i := 0
+	for range n {
+		// One-byte varints, the most, decoded here; longer ones by
+		// binary.Uvarint.
+		var skip, u uint64
+		if p+1 < len(b) && b[p]|b[p+1] < 0x80 {
+			skip, u = uint64(b[p]), uint64(b[p+1])
+			p += 2
+		} else {
+			k, l := 0, 0
+			if skip, k = uvarintAt(b, p); k > 0 {
+				u, l = uvarintAt(b, p+k)
+			}
+			if k <= 0 || l <= 0 {
+				return nil, 0, false
+			}
+			p += k + l
 		}
-		fill(out, i, i+skip, period)
-		i += skip
-		out[i] = out[i-period] + T(delta)
+		if skip >= uint64(len(out)-i) {
+			return nil, 0, false
+		}
+		fillGap(out, i, i+int(skip), period)
+		i += int(skip)
+		delta := T(int64(u>>1) ^ -int64(u&1))
+		switch {
+		case i >= period:
+			out[i] = out[i-period] + delta
+			changes++
+		case i > 0:
+			out[i] = out[i-1] + delta
+		default:
+			out[0] = delta
+		}
 		i++
 	}
-	if d.err != nil {
-		return nil, false
+	fillGap(out, i, len(out), period)
+	return b[p:], changes, true
+}
+
+// uvarintAt decodes the uvarint at b[p:].
+func uvarintAt(b []byte, p int) (uint64, int) {
+	if p >= len(b) {
+		return 0, 0
 	}
-	fill(out, i, len(out), period)
-	return d.b, true
+	return binary.Uvarint(b[p:])
+}
+
+// sparseChanges appends to at the indexes past the first period values
+// of the changes of the sparse deltas b of n values (checked by
+// sparseDeltas before).
+func sparseChanges(at []int, b []byte, period int) []int {
+	n, p := binary.Uvarint(b)
+	i := 0
+	for range n {
+		skip, k := uvarintAt(b, p)
+		p += k
+		_, k = uvarintAt(b, p)
+		p += k
+		if i += int(skip); i >= period {
+			at = append(at, i)
+		}
+		i++
+	}
+	return at
+}
+
+// fillGap sets out[lo:hi], values whose delta is 0, to the value period
+// values before each (the one before for the first period values, 0 for
+// the first).
+func fillGap[T int64 | uint64](out []T, lo, hi, period int) {
+	for ; lo < min(hi, period); lo++ {
+		if lo == 0 {
+			out[0] = 0
+		} else {
+			out[lo] = out[lo-1]
+		}
+	}
+	fill(out, lo, hi, period)
 }
 
 // fill sets out[lo:hi] each to the value period values before it: the
@@ -578,6 +665,10 @@ func (bd *batchDec) cpuRows(n int, names []string, vals []Value, parts Parts) er
 	ids, err := bd.intColumn(cols, "cpu", n)
 	if err != nil {
 		return err
+	}
+	bd.sameCPUs = bd.intInfo.steady()
+	for i := range bd.samples {
+		bd.sameCPUs = bd.sameCPUs && len(bd.samples[i].CPUs) == bd.intInfo.period
 	}
 	for i, x := range ids {
 		if x < -maxInt32 || x > maxInt32 {
@@ -861,7 +952,7 @@ func (bd *batchDec) floatValues(d *colDec, name string, m int) ([]float64, error
 		bd.floatBits(d, m)
 	} else {
 		bd.ints = grow(bd.ints, m)
-		readDeltas(d, bd.v2, bd.ints)
+		readDeltas(d, bd.v2, bd.ints, nil)
 		scale := pow10[exp]
 		for i, x := range bd.ints {
 			bd.floats[i] = float64(x) / scale
@@ -925,6 +1016,10 @@ type regColumn struct {
 	msr  uint32
 	has  presence
 	vals []uint64 // the values of the rows that have one, in order
+	// info says how the values were stored; changes are the indexes of
+	// the values of a sparse form's changes.
+	info    deltaInfo
+	changes []int
 }
 
 // rowRegs gives each of a table's n rows its registers, in column order,
@@ -985,6 +1080,9 @@ func (bd *batchDec) byRow(rcs []regColumn, n int) {
 	vals, has := bd.spreadVals, bd.spreadHas
 	for _, rc := range rcs {
 		c := RegColumn{MSR: rc.msr, Values: rc.vals}
+		if rc.has.mode == presentAll && rc.info.sparse && rc.info.period > 1 {
+			c.Period, c.Changes = rc.info.period, rc.changes
+		}
 		if rc.has.mode != presentAll {
 			c.Values, c.Has, vals, has = vals[:n:n], has[:n:n], vals[n:], has[n:]
 			k := 0
@@ -1004,7 +1102,7 @@ func (bd *batchDec) byRow(rcs []regColumn, n int) {
 // returns them (valid until the table's next decode) with how many
 // values they hold.
 func (bd *batchDec) regColumns(t, n int) ([]regColumn, int, error) {
-	rcs, buf := bd.regCols[t][:0], bd.regVals[t][:0]
+	rcs, buf, changes := bd.regCols[t][:0], bd.regVals[t][:0], bd.changes[t][:0]
 	cols, total := bd.cols[t], 0
 	for i := range cols {
 		c := &cols[i]
@@ -1015,40 +1113,47 @@ func (bd *batchDec) regColumns(t, n int) ([]regColumn, int, error) {
 		if !ok || c.kind != kindUint64 {
 			return nil, 0, fmt.Errorf("%w: register column %q", errColumns, c.name)
 		}
-		has, vals, rest, err := bd.uint64Column(c, n, buf)
+		from := len(changes)
+		has, vals, rest, info, err := bd.uint64Column(c, n, buf, &changes)
 		if err != nil {
 			return nil, 0, err
 		}
 		buf, total = rest, total+len(vals)
-		rcs = append(rcs, regColumn{msr: m, has: has, vals: vals})
+		// changes holds from and to until every column has appended its.
+		rcs = append(rcs, regColumn{msr: m, has: has, vals: vals, info: info, changes: []int{from, len(changes)}})
 	}
-	bd.regCols[t], bd.regVals[t] = rcs, buf
+	for i := range rcs {
+		c := &rcs[i]
+		c.changes = changes[c.changes[0]:c.changes[1]:c.changes[1]]
+	}
+	bd.regCols[t], bd.regVals[t], bd.changes[t] = rcs, buf, changes
 	return rcs, total, nil
 }
 
 // uint64Column decodes an optional uint64 column of n rows: its presence,
 // and the values of the rows that have one, appended to buf, which it
 // returns too (values appended before stay valid when buf must grow:
-// they keep the old array).
-func (bd *batchDec) uint64Column(c *column, n int, buf []uint64) (has presence, vals, rest []uint64, err error) {
+// they keep the old array), and how they were stored, appending the
+// indexes of a sparse form's changes to *changes when not nil.
+func (bd *batchDec) uint64Column(c *column, n int, buf []uint64, changes *[]int) (has presence, vals, rest []uint64, info deltaInfo, err error) {
 	data, err := bd.columnData(c)
 	if err != nil {
-		return presence{}, nil, nil, err
+		return presence{}, nil, nil, info, err
 	}
 	d := &colDec{b: data}
 	has = readPresence(d, n)
 	if d.err != nil {
-		return presence{}, nil, nil, d.err
+		return presence{}, nil, nil, info, d.err
 	}
 	k := has.count(n)
 	if cap(buf)-len(buf) < k {
 		buf = make([]uint64, 0, 2*cap(buf)+k)
 	}
 	vals = buf[len(buf) : len(buf)+k]
-	if readDeltas(d, bd.v2, vals); d.err != nil || len(d.b) != 0 {
-		return presence{}, nil, nil, fmt.Errorf("%w: column %s holds %d bytes for %d values", errColumns, c.name, len(data), k)
+	if info = readDeltas(d, bd.v2, vals, changes); d.err != nil || len(d.b) != 0 {
+		return presence{}, nil, nil, info, fmt.Errorf("%w: column %s holds %d bytes for %d values", errColumns, c.name, len(data), k)
 	}
-	return has, vals, buf[:len(buf)+k], nil
+	return has, vals, buf[:len(buf)+k], info, nil
 }
 
 // decodeTrace decodes a columnar trace payload.
@@ -1077,7 +1182,7 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 		if c == nil || c.kind != kindUint64 {
 			return Trace{}, fmt.Errorf("%w: column %s missing or not uint64", errColumns, name)
 		}
-		has, v, buf, err := bd.uint64Column(c, n, bd.regVals[0][:0])
+		has, v, buf, _, err := bd.uint64Column(c, n, bd.regVals[0][:0], nil)
 		if err != nil {
 			return Trace{}, err
 		}

@@ -175,7 +175,7 @@ const (
 // batches"): period times 2 plus the form, then in the form that takes
 // fewer bytes (dense at equal length) each value minus the one period
 // values before it, the first period values minus the value before them,
-// the first minus 0.
+// the first minus 0: dense, every delta; sparse, those that are not 0.
 func appendDeltas(b []byte, xs []uint64, period int) []byte {
 	delta := func(i int) int64 {
 		switch {
@@ -186,20 +186,16 @@ func appendDeltas(b []byte, xs []uint64, period int) []byte {
 		}
 		return int64(xs[0])
 	}
-	first := min(period, len(xs))
 	dense, sparse, changes, skip := 0, 0, 0, 0
 	for i := range xs {
 		d := delta(i)
 		dense += varintLen(d)
-		switch {
-		case i < first:
-			sparse += varintLen(d)
-		case d != 0:
-			sparse += uvarintLen(uint64(skip)) + varintLen(d)
-			changes, skip = changes+1, 0
-		default:
+		if d == 0 {
 			skip++
+			continue
 		}
+		sparse += uvarintLen(uint64(skip)) + varintLen(d)
+		changes, skip = changes+1, 0
 	}
 	if sparse += uvarintLen(uint64(changes)); sparse >= dense {
 		b = binary.AppendUvarint(b, uint64(period)<<1|formDense)
@@ -209,11 +205,8 @@ func appendDeltas(b []byte, xs []uint64, period int) []byte {
 		return b
 	}
 	b = binary.AppendUvarint(b, uint64(period)<<1|formSparse)
-	for i := range first {
-		b = binary.AppendVarint(b, delta(i))
-	}
 	b, skip = binary.AppendUvarint(b, uint64(changes)), 0
-	for i := first; i < len(xs); i++ {
+	for i := range xs {
 		if d := delta(i); d != 0 {
 			b = binary.AppendUvarint(b, uint64(skip))
 			b, skip = binary.AppendVarint(b, d), 0
@@ -435,11 +428,6 @@ func (d *colDec) fail(format string, a ...any) {
 	if d.err == nil {
 		d.err = fmt.Errorf("%w: %s", errColumns, fmt.Sprintf(format, a...))
 	}
-}
-
-func (d *colDec) varint() int64 {
-	u := d.uvarint()
-	return int64(u>>1) ^ -int64(u&1)
 }
 
 func (d *colDec) uvarint() uint64 {

@@ -183,6 +183,11 @@ type Samples struct {
 	// scan that asks for PartCPURegColumns (nil otherwise, and when no
 	// row has a register); writers ignore them.
 	CPURegs []RegColumn `json:"-"`
+	// SameCPUs: every sample holds the first sample's CPU rows, the same
+	// CPUs in the same order, as the batch's encoding tells (a columnar
+	// batch whose CPU ids repeat every sample); false when not known.
+	// Writers ignore it.
+	SameCPUs bool `json:"-"`
 }
 
 // Type implements Record.

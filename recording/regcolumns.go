@@ -9,6 +9,12 @@ type RegColumn struct {
 	MSR    uint32
 	Values []uint64 // by row; 0 where the row lacks the register
 	Has    []bool   // by row, whether it has the register; nil when every row has it
+	// Period, when not 0, says what the batch's encoding tells of the
+	// values: each row from Period on holds the value of the row Period
+	// before it, but for the rows in Changes (ascending), which may
+	// differ; a reader need not compare the others. 0 when not known.
+	Period  int
+	Changes []int
 }
 
 // RegColumnsOf returns the registers of the CPU rows of samples as

@@ -119,13 +119,14 @@ func scanned(t *testing.T, b []byte, parts Parts) []Samples {
 
 func deepCopy(t *testing.T, s Samples) Samples {
 	t.Helper()
-	c := Samples{Run: s.Run, CPUColumns: s.CPUColumns, PackageColumns: s.PackageColumns}
+	c := Samples{Run: s.Run, CPUColumns: s.CPUColumns, PackageColumns: s.PackageColumns, SameCPUs: s.SameCPUs}
 	j, _ := json.Marshal(s.Samples)
 	if err := json.Unmarshal(j, &c.Samples); err != nil {
 		t.Fatal(err)
 	}
 	for _, rc := range s.CPURegs {
-		c.CPURegs = append(c.CPURegs, RegColumn{rc.MSR, slices.Clone(rc.Values), slices.Clone(rc.Has)})
+		c.CPURegs = append(c.CPURegs, RegColumn{MSR: rc.MSR, Values: slices.Clone(rc.Values), Has: slices.Clone(rc.Has),
+			Period: rc.Period, Changes: slices.Clone(rc.Changes)})
 	}
 	return c
 }
@@ -149,9 +150,84 @@ func TestScanParts(t *testing.T) {
 				want[i] = deepCopy(t, s).keep(parts)
 			}
 			got := scanned(t, b, parts)
-			if diff := cmp.Diff(want, got, valueCmp, cmpopts.EquateEmpty()); diff != "" {
+			// What the encoding tells of the rows is checked by
+			// TestEncodingTells.
+			opts := cmp.Options{valueCmp, cmpopts.EquateEmpty(),
+				cmpopts.IgnoreFields(RegColumn{}, "Period", "Changes"), cmpopts.IgnoreFields(Samples{}, "SameCPUs")}
+			if diff := cmp.Diff(want, got, opts); diff != "" {
 				t.Errorf("%s, parts %#x (-want +got):\n%s", name, parts, diff)
 			}
 		}
 	}
+}
+
+// TestEncodingTells: what a scan says of a batch's rows from its encoding
+// holds: with SameCPUs every sample has the first's CPUs, in order; with
+// a register column's Period every row past it not in Changes holds the
+// value of the row Period before. The files tell it (one register
+// changes once, between batches and within one), and 2.x and 1.0 files
+// tell nothing.
+func TestEncodingTells(t *testing.T) {
+	files := map[string][]byte{"3.0": changingFile(t, false), "3.0 encoding 3": changingFile(t, true),
+		"2.1": v2Fixture(t, "synth-14.rec"), "1.0": v1Fixture(t, "synthetic-2runs.rec")}
+	for name, b := range files {
+		var same, periods, changes int
+		for _, s := range scanned(t, b, PartCPURegColumns) {
+			if s.SameCPUs {
+				same++
+				for _, x := range s.Samples {
+					if !slices.EqualFunc(x.CPUs, s.Samples[0].CPUs, func(a, b CPURow) bool { return a.CPU == b.CPU }) {
+						t.Errorf("%s: SameCPUs, but sample %d holds other CPUs", name, x.TimeNs)
+					}
+				}
+			}
+			for _, c := range s.CPURegs {
+				if c.Period == 0 {
+					continue
+				}
+				periods++
+				changes += len(c.Changes)
+				for i := c.Period; i < len(c.Values); i++ {
+					if !slices.Contains(c.Changes, i) && c.Values[i] != c.Values[i-c.Period] {
+						t.Errorf("%s: register %#x row %d differs from row %d, not a change", name, c.MSR, i, i-c.Period)
+					}
+				}
+			}
+		}
+		if old := name == "2.1" || name == "1.0"; old != (same == 0 && periods == 0) || !old && changes != 1 {
+			t.Errorf("%s: %d batches with SameCPUs, %d register columns with a period, %d changes", name, same, periods, changes)
+		}
+	}
+}
+
+// changingFile is a recording of two batches of ten samples of 64 CPUs,
+// whose register 0x774 changes on CPU 5 in the middle of the second batch.
+func changingFile(t *testing.T, packed bool) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := NewWriter(&buf, testMeta())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.packAlways = packed
+	w.Write(RunStart{Run: 1})
+	for b := range 2 {
+		s := Samples{Run: 1, CPUColumns: []string{"Busy%"}}
+		for i := range 10 {
+			smp := Sample{TimeNs: int64(b*10+i) * 1e8, IntervalNs: 1e8}
+			for c := range 64 {
+				hwp := uint64(0x80002e17)
+				if c == 5 && b*10+i >= 15 {
+					hwp = 0x00002e17
+				}
+				smp.CPUs = append(smp.CPUs, CPURow{CPU: c, Values: []Value{Value(c + i)}, Regs: []Reg{{0x774, hwp}, {0x1b0, 6}}})
+			}
+			s.Samples = append(s.Samples, smp)
+		}
+		w.Write(s)
+	}
+	if err := w.Close(End{Status: StatusComplete}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
 }

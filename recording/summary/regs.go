@@ -31,9 +31,14 @@ type posValues struct {
 }
 
 // add notes the registers of one sample's CPU rows, which are rows
-// from, from+1, ... of the batch's register columns.
-func (t *regTracker) add(rows []recording.CPURow, cols []recording.RegColumn, from int) {
-	fast := t.sameLayout(rows)
+// from, from+1, ... of the batch's register columns; sameCPUs says that
+// they are the CPUs of the sample before, in its order (the batch's
+// encoding tells).
+func (t *regTracker) add(rows []recording.CPURow, cols []recording.RegColumn, from int, sameCPUs bool) {
+	fast := t.unique && len(rows) == len(t.layout)
+	if !sameCPUs {
+		fast = t.sameLayout(rows)
+	}
 	for j := range cols {
 		c := &cols[j]
 		last := t.values(c.MSR, len(rows))
@@ -43,8 +48,16 @@ func (t *regTracker) add(rows []recording.CPURow, cols []recording.RegColumn, fr
 			has = c.Has[from : from+len(rows)]
 		}
 		lastV, lastOK := last.v[:len(vals)], last.ok[:len(vals)]
-		if fast && has == nil && last.allOK && slices.Equal(vals, lastV) {
-			continue // the usual sample: no register of the column changed
+		if fast && has == nil && last.allOK {
+			if c.Period == len(rows) && from >= c.Period {
+				// The encoding tells which rows may differ from the
+				// sample before, whose values lastV holds.
+				t.changed(c, j, rows, from, lastV)
+				continue
+			}
+			if slices.Equal(vals, lastV) {
+				continue // the usual sample: no register of the column changed
+			}
 		}
 		last.allOK = has == nil
 		for i, v := range vals {
@@ -57,6 +70,23 @@ func (t *regTracker) add(rows []recording.CPURow, cols []recording.RegColumn, fr
 				lastV[i], lastOK[i] = v, true
 			}
 			last.allOK = last.allOK && lastOK[i]
+		}
+	}
+}
+
+// changed notes the values of column j, the j-th of the sample's whose
+// rows are from, from+1, ..., that differ from lastV among the rows the
+// column's Changes name.
+func (t *regTracker) changed(c *recording.RegColumn, j int, rows []recording.CPURow, from int, lastV []uint64) {
+	lo, _ := slices.BinarySearch(c.Changes, from)
+	for _, r := range c.Changes[lo:] {
+		i := r - from
+		if i >= len(rows) {
+			break
+		}
+		if v := c.Values[r]; v != lastV[i] {
+			t.note(i, rows[i].CPU, j, c.MSR, v)
+			lastV[i] = v
 		}
 	}
 }

@@ -180,7 +180,7 @@ func (c *Collector) Add(r recording.Record) {
 			a.lastNs = smp.TimeNs
 			a.intervals = append(a.intervals, smp.IntervalNs)
 			a.addSummaries(smp, c.cols)
-			a.regs.add(smp.CPUs, regs, row)
+			a.regs.add(smp.CPUs, regs, row, i > 0 && b.SameCPUs)
 			row += len(smp.CPUs)
 		}
 	case recording.Trace:
