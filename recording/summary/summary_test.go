@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/recording/synth"
 )
 
 func run(samples ...recording.Sample) *recording.Run {
@@ -187,5 +188,40 @@ func TestWriteText(t *testing.T) {
 	Summarize(&recording.Recording{}, r).WriteText(&b)
 	if !strings.Contains(b.String(), "exit:      unknown: the recording was cut during the run") {
 		t.Errorf("cut run:\n%s", b.String())
+	}
+}
+
+// TestSampledChangesEncoded: the register changes of a recording scanned
+// as show scans it, where the encoding tells which rows changed
+// (recording.RegColumn.Changes), are those of the same recording read
+// whole and compared row by row; the synthetic EPP flips of 512 CPUs over
+// 20 s change registers within batches and between them.
+func TestSampledChangesEncoded(t *testing.T) {
+	var buf bytes.Buffer
+	if err := synth.Write(&buf, synth.Config{CPUs: 512, Hz: 10, Seconds: 20, Seed: 3}); err != nil {
+		t.Fatal(err)
+	}
+	whole, err := recording.Read(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Summarize(whole, whole.Runs[0]).Changes
+	col := NewCollector()
+	told := 0
+	scanned, err := recording.ScanParts(bytes.NewReader(buf.Bytes()), Parts, func(r recording.Record) error {
+		if s, ok := r.(recording.Samples); ok {
+			for _, c := range s.CPURegs {
+				told += len(c.Changes)
+			}
+		}
+		col.Add(r)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := col.Summary(scanned, scanned.Runs[0]).Changes
+	if diff := cmp.Diff(want, got); diff != "" || len(want) < 5 || told == 0 {
+		t.Errorf("%d changes, %d told by the encoding (-whole +scanned):\n%s", len(want), told, diff)
 	}
 }
