@@ -238,8 +238,10 @@ func TestWatchEnergyWrap(t *testing.T) {
 		if _, err := fmt.Sscan(r[2], &cor); err != nil && r[2] != "(zero)" {
 			t.Fatalf("CorWatt %q: %v", r[2], err)
 		}
-		if pkg < 0.8 || pkg > 57 || cor < 0 || cor > pkg {
-			t.Errorf("PkgWatt %v CorWatt %v across the wrap: want 0.8 <= PkgWatt <= 57, 0 <= CorWatt <= PkgWatt\n%s", pkg, cor, out)
+		// The floor less 5%: the interval is timed by watch's clock, the
+		// energy counted by the emulator's (a loaded host gave 0.79).
+		if pkg < 0.76 || pkg > 57 || cor < 0 || cor > pkg {
+			t.Errorf("PkgWatt %v CorWatt %v across the wrap: want 0.76 <= PkgWatt <= 57, 0 <= CorWatt <= PkgWatt\n%s", pkg, cor, out)
 		}
 	}
 }
