@@ -67,22 +67,10 @@ func FuzzRead(f *testing.F) {
 	})
 }
 
-// writeFileF is writeFile for fuzz targets.
+// writeFileF is a complete file of sampleRecords, for fuzz targets.
 func writeFileF(f *testing.F) []byte {
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testMeta())
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, r := range sampleRecords() {
-		if err := w.Write(r); err != nil {
-			f.Fatal(err)
-		}
-	}
-	if err := w.Close(End{Status: StatusComplete}); err != nil {
-		f.Fatal(err)
-	}
-	return buf.Bytes()
+	f.Helper()
+	return writeRecords(f, false, sampleRecords()...)
 }
 
 // FuzzBatch: whatever a columnar payload holds (behind its CRC, which

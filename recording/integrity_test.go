@@ -17,19 +17,14 @@ import (
 )
 
 // v1Fixture reads a recording written by format 1.0's writer.
-func v1Fixture(t testing.TB, name string) []byte {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "v1", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
+func v1Fixture(t testing.TB, name string) []byte { t.Helper(); return fixture(t, "v1", name) }
 
 // v2Fixture reads a recording written by format 2.1's writer.
-func v2Fixture(t testing.TB, name string) []byte {
+func v2Fixture(t testing.TB, name string) []byte { t.Helper(); return fixture(t, "v2", name) }
+
+func fixture(t testing.TB, dir, name string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("testdata", "v2", name))
+	b, err := os.ReadFile(filepath.Join("testdata", dir, name))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,24 +166,32 @@ func TestTruncatedAtEveryOffset(t *testing.T) {
 // packedFile is a small recording whose batches are stored with encoding 3.
 func packedFile(t *testing.T) []byte {
 	t.Helper()
+	steady := steadySamples()
+	b := writeRecords(t, true, RunStart{Run: steady.Run}, steady,
+		Trace{Run: steady.Run, Events: []TraceEvent{{TimeNs: 1, CPU: 3, Comm: "kworker/3:1", MSR: 0x774, Value: bigReg}}})
+	if encs := encodings(t, b); !encs[encColumns] {
+		t.Fatalf("batches of encodings %v", encs)
+	}
+	return b
+}
+
+// writeRecords writes a complete recording of testMeta and records, its
+// batches with encoding 3 when packed, else as the writer chooses.
+func writeRecords(t testing.TB, packed bool, records ...Record) []byte {
+	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, testMeta())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.packAlways = true
-	steady := steadySamples()
-	for _, r := range []Record{RunStart{Run: steady.Run}, steady,
-		Trace{Run: steady.Run, Events: []TraceEvent{{TimeNs: 1, CPU: 3, Comm: "kworker/3:1", MSR: 0x774, Value: bigReg}}}} {
+	w.packAlways = packed
+	for _, r := range records {
 		if err := w.Write(r); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := w.Close(End{Status: StatusComplete}); err != nil {
 		t.Fatal(err)
-	}
-	if encs := encodings(t, buf.Bytes()); !encs[encColumns] {
-		t.Fatalf("batches of encodings %v", encs)
 	}
 	return buf.Bytes()
 }

@@ -21,13 +21,7 @@ func scanFile(t *testing.T, nbatch int) []byte {
 // one (encoding 3) when packed, else as the writer chooses.
 func scanFileEnc(t *testing.T, nbatch int, packed bool) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testMeta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.packAlways = packed
-	w.Write(RunStart{Run: 1})
+	records := []Record{RunStart{Run: 1}}
 	for b := range nbatch {
 		s := Samples{Run: 1, CPUColumns: SamplerCPUColumns(), PackageColumns: SamplerPackageColumns()}
 		for i := range 10 {
@@ -42,13 +36,9 @@ func scanFileEnc(t *testing.T, nbatch int, packed bool) []byte {
 			}
 			s.Samples = append(s.Samples, smp)
 		}
-		w.Write(s)
-		w.Write(Trace{Run: 1, Events: []TraceEvent{{TimeNs: int64(b), CPU: 1, Comm: "kworker/1:1", MSR: 0x774, Value: uint64(b)}}})
+		records = append(records, s, Trace{Run: 1, Events: []TraceEvent{{TimeNs: int64(b), CPU: 1, Comm: "kworker/1:1", MSR: 0x774, Value: uint64(b)}}})
 	}
-	if err := w.Close(End{Status: StatusComplete}); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return writeRecords(t, packed, records...)
 }
 
 // TestScanReusesBuffers: scanning allocates per batch, not per row: 45
@@ -204,13 +194,7 @@ func TestEncodingTells(t *testing.T) {
 // whose register 0x774 changes on CPU 5 in the middle of the second batch.
 func changingFile(t *testing.T, packed bool) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewWriter(&buf, testMeta())
-	if err != nil {
-		t.Fatal(err)
-	}
-	w.packAlways = packed
-	w.Write(RunStart{Run: 1})
+	records := []Record{RunStart{Run: 1}}
 	for b := range 2 {
 		s := Samples{Run: 1, CPUColumns: []string{"Busy%"}}
 		for i := range 10 {
@@ -224,10 +208,7 @@ func changingFile(t *testing.T, packed bool) []byte {
 			}
 			s.Samples = append(s.Samples, smp)
 		}
-		w.Write(s)
+		records = append(records, s)
 	}
-	if err := w.Close(End{Status: StatusComplete}); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return writeRecords(t, packed, records...)
 }
