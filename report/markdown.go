@@ -27,8 +27,8 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	e.printf("| kernel | %s %s, cpufreq driver %s |\n", h.Kernel, h.KernelVer, h.Driver)
 	e.printf("| hwpprobe | %s (recorded by %s); `%s` |\n", in.Version, res.Meta.ToolVersion, strings.Join(res.Meta.CommandLine, " "))
 	e.printf("| sources | %s |\n", strings.Join(res.Sources, ", "))
-	for i, s := range res.Sides {
-		e.printf("| side %s | `%s` |\n", s.Label, settingsText(res, i))
+	for _, s := range res.Sides {
+		e.printf("| side %s | `%s` |\n", s.Label, words.Settings(s.Settings))
 	}
 	if len(res.Runs) > 0 {
 		e.printf("| command | `%s` |\n", strings.Join(res.Runs[0].Command, " "))

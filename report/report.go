@@ -42,17 +42,6 @@ func num(v float64, prec int) string {
 	return fmt.Sprintf("%.*f", prec, v)
 }
 
-func settingsText(res *analysis.Result, i int) string {
-	var parts []string
-	for _, s := range res.Sides[i].Settings {
-		parts = append(parts, s.Name+"="+s.Value)
-	}
-	if len(parts) == 0 {
-		return "(as recorded)"
-	}
-	return strings.Join(parts, " ")
-}
-
 // errWriter keeps the first write error.
 type errWriter struct {
 	w   io.Writer

@@ -16,8 +16,8 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 	if in.Emulated != "" {
 		e.printf("EMULATED machine %q: every figure below is emulated, not measured\n\n", in.Emulated)
 	}
-	for i, s := range res.Sides {
-		e.printf("%s: %s  (%d runs counted)\n", s.Label, settingsText(res, i), s.Counted)
+	for _, s := range res.Sides {
+		e.printf("%s: %s  (%d runs counted)\n", s.Label, words.Settings(s.Settings), s.Counted)
 		for _, ct := range s.CoreTypes {
 			e.printf("  %-4s %2d CPUs  Avg_MHz %s  Bzy_MHz %s  Busy%% %s  IPC %s  CoreTmp %s C\n", ct.Type, ct.CPUs,
 				num(ct.AvgMHz, 0), num(ct.BzyMHz, 0), num(ct.BusyPct, 1), num(ct.IPC, 2), num(ct.CoreTmp, 0))

@@ -262,18 +262,6 @@ func quoteArgs(args []string) string {
 	return strings.Join(out, " ")
 }
 
-// settingsText is "scaling_governor=performance epp=0".
-func settingsText(s []recording.Setting) string {
-	var parts []string
-	for _, x := range s {
-		parts = append(parts, x.Name+"="+x.Value)
-	}
-	if len(parts) == 0 {
-		return "(as recorded)"
-	}
-	return strings.Join(parts, " ")
-}
-
 // sideRow is one side's settings and package evidence.
 type sideRow struct {
 	Label, Settings, Counted, PkgTmp, Limits, Excursions, Color string
@@ -282,7 +270,7 @@ type sideRow struct {
 func sideRows(sides []analysis.SideResult) []sideRow {
 	var rows []sideRow
 	for i, s := range sides {
-		rows = append(rows, sideRow{Label: s.Label, Settings: settingsText(s.Settings), Counted: fmt.Sprint(s.Counted),
+		rows = append(rows, sideRow{Label: s.Label, Settings: words.Settings(s.Settings), Counted: fmt.Sprint(s.Counted),
 			PkgTmp: fmtNum(s.PkgTmp, "°C"), Limits: words.LimitShares(s.LimitShares), Excursions: words.Excursions(s),
 			Color: sideColors[i%2]})
 	}

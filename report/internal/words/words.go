@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/topology"
 )
 
@@ -79,4 +80,17 @@ func Excursions(s analysis.SideResult) string {
 		out += " (" + strings.Join(types, ", ") + ")"
 	}
 	return out
+}
+
+// Settings is a side's settings as "scaling_governor=performance epp=0",
+// or "(as recorded)" when it set none.
+func Settings(s []recording.Setting) string {
+	if len(s) == 0 {
+		return "(as recorded)"
+	}
+	parts := make([]string, len(s))
+	for i, x := range s {
+		parts[i] = x.Name + "=" + x.Value
+	}
+	return strings.Join(parts, " ")
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/topology"
 )
 
@@ -18,6 +19,9 @@ func TestWords(t *testing.T) {
 		{"limits largest first, ties by name", LimitShares(map[string]float64{"b": 0.5, "PkgPwrL2": 0.03, "a": 0.5}), "a 50%, b 50%, PkgPwrL2 3%"},
 		{"no limits", LimitShares(nil), "not sampled"},
 		{"excursions per type", Excursions(side), "12.5% of CPU-samples (P 20.0%, E 0.0%)"},
+		{"settings", Settings([]recording.Setting{{Name: "scaling_governor", Value: "powersave"}, {Name: "energy_performance_preference", Value: "balance_performance"}}),
+			"scaling_governor=powersave energy_performance_preference=balance_performance"},
+		{"no settings", Settings(nil), "(as recorded)"},
 		{"no HWP_STATUS", Excursions(analysis.SideResult{Excursions: math.NaN()}), "HWP_STATUS not sampled"},
 	}
 	for _, tt := range tests {
