@@ -30,7 +30,7 @@ document.documentElement.setAttribute("data-rendered", "ok");
 func main() {
 	n := flag.Int("n", 3, "rounds")
 	flag.Parse()
-	if flag.NArg() == 0 {
+	if flag.NArg() == 0 || *n < 1 {
 		fmt.Fprintln(os.Stderr, "usage: render [-n 3] PAGE.html...")
 		os.Exit(2)
 	}
@@ -83,9 +83,13 @@ func run(n int, pages []string) error {
 	return nil
 }
 
+// median is the middle value, or the mean of the two middle ones.
 func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
 	return s[len(s)/2]
 }
 
