@@ -6,11 +6,18 @@ import (
 	"path/filepath"
 
 	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/recording/summary"
 )
 
 // ErrIncomplete: a recording given to ReadSources is cut short or corrupt
 // after some whole runs; those runs are read.
 var ErrIncomplete = errors.New("recording is incomplete")
+
+// scanParts are the parts of sample batches ReadSources decodes: the
+// summary's (summary.Parts) and the scanner's (the CPU rows' registers
+// and core types, the package rows' registers); not the CPU figures,
+// which the analysis takes from the summary rows.
+const scanParts = summary.Parts | recording.PartCPURegs | recording.PartCPUPlaces | recording.PartPackages
 
 // ReadSources reads the recordings at paths, named by their base names,
 // run by run and batch by batch (recording.ScanFile): what the analysis
@@ -25,8 +32,7 @@ func ReadSources(paths []string) ([]Source, error) {
 	var incomplete error
 	for _, p := range paths {
 		var sc *scanner
-		// The rows, and the CPU registers as columns for the summary.
-		rec, err := recording.ScanFileParts(p, recording.PartRows|recording.PartCPURegColumns, func(r recording.Record) error {
+		rec, err := recording.ScanFileParts(p, scanParts, func(r recording.Record) error {
 			if m, ok := r.(recording.Meta); ok {
 				sc = newScanner(m.Host)
 			}
