@@ -191,6 +191,11 @@ func (c statusCount) add(v uint64) statusCount {
 	return c
 }
 
+// plus returns the counts of c and o together.
+func (c statusCount) plus(o statusCount) statusCount {
+	return statusCount{c.n + o.n, c.excursions + o.excursions}
+}
+
 // share is the share of CPU-samples with the bit set; NaN when none read
 // the register.
 func (c statusCount) share() float64 {

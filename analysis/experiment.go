@@ -389,12 +389,12 @@ func (res *Result) side(s SideResult) SideResult {
 		}
 		limitN += r.evidence.limitN
 		for t, c := range r.evidence.status {
-			status[t] = statusCount{status[t].n + c.n, status[t].excursions + c.excursions}
+			status[t] = status[t].plus(c)
 		}
 	}
 	var all statusCount
 	for _, c := range status {
-		all = statusCount{all.n + c.n, all.excursions + c.excursions}
+		all = all.plus(c)
 	}
 	s.Excursions = all.share()
 	if limitN > 0 {
