@@ -52,14 +52,12 @@ holds, which says what is missing). See docs/report.md.`,
 	return cmd
 }
 
-// reportExit maps report.Page's errors to exit statuses.
+// reportExit maps report.Page's errors to exit statuses. Its other
+// errors already begin with "report:".
 func reportExit(err error) error {
 	var in report.InputError
-	switch {
-	case errors.As(err, &in):
+	if errors.As(err, &in) {
 		return cli.UsageError{Err: fmt.Errorf("report: %w", in.Err)}
-	case err != nil:
-		return fmt.Errorf("report: %w", err)
 	}
-	return nil
+	return err
 }

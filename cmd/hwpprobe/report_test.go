@@ -85,6 +85,27 @@ func TestReportBadInput(t *testing.T) {
 	}
 }
 
+// TestReportUnwritable: a page or PNG charts that cannot be written exit 1
+// with one line that names the command once.
+func TestReportUnwritable(t *testing.T) {
+	dir := t.TempDir()
+	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
+	notDir := filepath.Join(dir, "file")
+	if err := os.WriteFile(notDir, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"report", exp, "-o", filepath.Join(dir, "missing", "exp.html")},
+		{"report", exp, "-o", filepath.Join(dir, "exp.html"), "--png", notDir},
+	} {
+		_, errOut, code := runBin(t, args...)
+		if code != 1 || !strings.HasPrefix(errOut, "hwpprobe: report: ") || strings.Count(errOut, "report:") != 1 ||
+			strings.Count(strings.TrimSpace(errOut), "\n") != 0 {
+			t.Errorf("%q: status %d, stderr %q; want 1 and one line naming report once", args, code, errOut)
+		}
+	}
+}
+
 // TestReportEmulated: under the emulated Core Ultra 7 165U, `record`
 // then `report`, and `diff --html` with the built-in workload kept small;
 // both pages open in headless Chromium with no console error and every
