@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -48,18 +47,11 @@ func emuScript(t *testing.T, machine, script string) (string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
-	defer cancel()
 	pre := fmt.Sprintf("H=%s; T=%s; D() { %s=$T/$1.json %s; }\n", hwpprobeBin, dir, dumpEnv, self)
-	cmd := exec.CommandContext(ctx, hwpemuBin(t), "run", machine, "--", "sh", "-c", pre+script)
-	cmd.Env = append(os.Environ(), profile.JournalDirEnv+"="+filepath.Join(dir, "journal"))
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("hwpemu run %s did not end within 4 minutes:\n%s", machine, out)
-	}
-	if err != nil {
-		t.Fatalf("hwpemu run %s: %v\n%s", machine, err, out)
+	out, code := emuRun(t, 4*time.Minute, "", []string{profile.JournalDirEnv + "=" + filepath.Join(dir, "journal")},
+		"run", machine, "--", "sh", "-c", pre+script)
+	if code != 0 {
+		t.Fatalf("hwpemu run %s: exit status %d\n%s", machine, code, out)
 	}
 	return string(out), dir
 }

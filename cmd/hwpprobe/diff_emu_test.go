@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -25,23 +23,8 @@ const settingsScript = `cat /sys/devices/system/cpu/cpu*/cpufreq/scaling_governo
 // and the script's status.
 func emuDiff(t *testing.T, machine, dir, script string) (string, int) {
 	t.Helper()
-	hwpemu := hwpemuBin(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, hwpemu, "run", machine, "--", "sh", "-c", script)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "H="+hwpprobeBin, profile.JournalDirEnv+"="+filepath.Join(dir, "journal"))
-	cmd.WaitDelay = 5 * time.Second
-	b, err := cmd.CombinedOutput()
-	if ctx.Err() != nil {
-		t.Fatalf("hwpemu run %s did not end within 3 minutes\n%s", machine, b)
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("hwpemu run: %v\n%s", err, b)
-	}
+	b, code := emuRun(t, 3*time.Minute, dir, []string{"H=" + hwpprobeBin, profile.JournalDirEnv + "=" + filepath.Join(dir, "journal")},
+		"run", machine, "--", "sh", "-c", script)
 	return string(b), code
 }
 

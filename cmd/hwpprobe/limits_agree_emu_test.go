@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math"
 	"os"
@@ -133,13 +132,12 @@ func TestThrottledToolsAgree(t *testing.T) {
 		t.Fatalf("cc: %v\n%s", err, out)
 	}
 	model := throttleModel(t)
-	hwpemu := hwpemuBin(t)
 	for _, p := range testbin.PeerTools(t, aff) {
-		p.Run(t, func(t *testing.T) { testThrottledToolsAgree(t, hwpemu, p, model) })
+		p.Run(t, func(t *testing.T) { testThrottledToolsAgree(t, p, model) })
 	}
 }
 
-func testThrottledToolsAgree(t *testing.T, hwpemu string, p testbin.Peer, model [numPhases]phaseFigures) {
+func testThrottledToolsAgree(t *testing.T, p testbin.Peer, model [numPhases]phaseFigures) {
 	dir := t.TempDir()
 	f := func(name string) string { return filepath.Join(dir, name) }
 	ts := "exec env"
@@ -166,16 +164,8 @@ wait
 	// wholly before the switch, as the other tools' are.
 	script := fmt.Sprintf("for x in %senergy_performance_preference; do echo power > $x; done; exec %s record -o %s -i %ss -- sh -c %s",
 		pol, hwpprobeBin, f("run.rec"), throttleInterval, shellQuote(tools))
-	// The bound is for an emulator that hangs, not a timing assertion.
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, hwpemu, "run", "--busy", "1", "--time-scale", strconv.FormatFloat(throttleScale, 'g', -1, 64), "mtl-165u", "--",
+	runEmu(t, 3*time.Minute, "run", "--busy", "1", "--time-scale", strconv.FormatFloat(throttleScale, 'g', -1, 64), "mtl-165u", "--",
 		"sh", "-c", script)
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	if err != nil || ctx.Err() != nil {
-		t.Fatalf("hwpemu run ... record: %v (%v)\n%s", err, ctx.Err(), out)
-	}
 	tsOut, err := os.ReadFile(f("turbostat.out"))
 	if err != nil {
 		t.Fatal(err)
@@ -201,11 +191,11 @@ wait
 			}
 		})
 	}
-	show, err := exec.CommandContext(ctx, hwpprobeBin, "show", f("run.rec")).CombinedOutput()
-	if err != nil {
-		t.Fatalf("show: %v\n%s", err, show)
+	show, stderr, code := runBin(t, "show", f("run.rec"))
+	if code != 0 {
+		t.Fatalf("show: exit status %d\n%s", code, stderr)
 	}
-	t.Run("hwpprobe show", func(t *testing.T) { checkShow(t, string(show), rec) })
+	t.Run("hwpprobe show", func(t *testing.T) { checkShow(t, show, rec) })
 }
 
 // shellQuote quotes s for sh.

@@ -133,7 +133,6 @@ func TestWatchUsage(t *testing.T) {
 // 64 = balance_performance, 16 = performance on model 0xAA; design.md
 // section 1), marked "!" on the sample that saw it.
 func TestWatchEmulated(t *testing.T) {
-	emuBin := hwpemuBin(t)
 	dir := t.TempDir()
 	outFile := filepath.Join(dir, "watch.out")
 	// Write the EPP once watch has printed its first sample, so that the
@@ -142,14 +141,7 @@ func TestWatchEmulated(t *testing.T) {
 for i in $(seq 200); do grep -q '^ *P  *0  *0  *0 ' ` + outFile + ` && break; sleep 0.05; done
 echo performance > /sys/devices/system/cpu/cpufreq/policy0/energy_performance_preference
 wait`
-	// A bound on the whole run, so that a wedged emulator fails the test
-	// instead of hanging it.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, emuBin, "run", "mtl-165u", "--", "sh", "-c", script)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("hwpemu run: %v\n%s", err, out)
-	}
+	runEmu(t, 2*time.Minute, "run", "mtl-165u", "--", "sh", "-c", script)
 	b, err := os.ReadFile(outFile)
 	if err != nil {
 		t.Fatal(err)
