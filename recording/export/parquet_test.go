@@ -130,36 +130,61 @@ func duckdbType(col string) string {
 	return "DOUBLE"
 }
 
-// checkSchema compares the columns DuckDB reads with the CSV header and
-// the types above, and checks the Parquet types of time and registers.
+// parquetType is the physical type and repetition each column must have
+// in the file: the fixed columns', registers as INT64 (unsigned), figures
+// as DOUBLE, both optional.
+func parquetType(col string) string {
+	switch col {
+	case "run", "time":
+		return "INT64 REQUIRED"
+	case "elapsed_s", "interval_s":
+		return "DOUBLE REQUIRED"
+	case "row":
+		return "BYTE_ARRAY REQUIRED"
+	case "side", "Type":
+		return "BYTE_ARRAY OPTIONAL"
+	case "Package", "Core", "CPU":
+		return "INT64 OPTIONAL"
+	}
+	if duckdbType(col) == "UBIGINT" {
+		return "INT64 OPTIONAL"
+	}
+	return "DOUBLE OPTIONAL"
+}
+
+// checkSchema compares the columns DuckDB reads, and the Parquet
+// columns of the file, with the CSV header and the types above, and
+// checks the logical types of time and registers.
 func checkSchema(t *testing.T, tab duckdbTable, header []string) {
 	t.Helper()
-	var got, want []string
+	var got, want, gotPq, wantPq []string
 	for _, c := range tab.Columns {
 		got = append(got, c.Name+" "+c.Type)
 	}
 	for _, c := range header {
 		want = append(want, c+" "+duckdbType(c))
+		wantPq = append(wantPq, c+" "+parquetType(c))
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("columns (-want +got):\n%s", diff)
 	}
 	for _, s := range tab.Schema {
+		gotPq = append(gotPq, s.Name+" "+s.Type+" "+s.Repetition)
 		var ok bool
-		switch typ := duckdbType(s.Name); {
+		switch {
 		case s.Name == "time":
-			ok = s.Type == "INT64" && strings.Contains(s.LogicalType, "isAdjustedToUTC=1") &&
-				strings.Contains(s.LogicalType, "NANOS=NanoSeconds()") && s.Repetition == "REQUIRED"
-		case typ == "UBIGINT":
-			ok = s.Type == "INT64" && strings.Contains(s.LogicalType, "isSigned=0") && s.Repetition == "OPTIONAL"
-		case typ == "DOUBLE":
-			ok = s.Type == "DOUBLE" && s.Repetition == "OPTIONAL" || s.Name == "elapsed_s" || s.Name == "interval_s"
+			ok = strings.Contains(s.LogicalType, "isAdjustedToUTC=1") && strings.Contains(s.LogicalType, "NANOS=NanoSeconds()")
+		case duckdbType(s.Name) == "UBIGINT":
+			ok = strings.Contains(s.LogicalType, "isSigned=0")
 		default:
 			ok = true
 		}
 		if !ok {
-			t.Errorf("column %s: Parquet type %+v", s.Name, s)
+			t.Errorf("column %s: Parquet logical type %q", s.Name, s.LogicalType)
 		}
+	}
+	if diff := cmp.Diff(wantPq, gotPq); diff != "" {
+		t.Errorf("Parquet columns (-want +got):\n%s", diff)
 	}
 }
 
