@@ -141,21 +141,10 @@ func (c *csvOut) samples(start recording.RunStart, cpuCols, pkgCols []string, sa
 			return
 		}
 		c.samplePrefix(start, s)
-		for j := range s.CPUs {
-			r := &s.CPUs[j]
-			c.cells(ci, r.Values, pi, nil, r.Regs, nil)
-			c.row(RowCPU, r.CoreType, 3, r.Package, r.Core, r.CPU)
-		}
-		for j := range s.Packages {
-			p := &s.Packages[j]
-			c.cells(nil, nil, pi, p.Values, nil, p.Regs)
-			c.row(RowPackage, "", 1, p.Package, 0, 0)
-		}
-		for j := range s.Summaries {
-			m := &s.Summaries[j]
-			c.cells(ci, m.Values, pi, m.PackageValues, nil, nil)
-			c.row(RowSummary, m.Type, 0, 0, 0, 0)
-		}
+		eachRow(s, func(r *rowCells) {
+			c.cells(ci, r.cpuVals, pi, r.pkgVals, r.cpuRegs, r.pkgRegs)
+			c.row(r)
+		})
 	}
 }
 
@@ -223,16 +212,15 @@ func (c *csvOut) placeRegs(dst []uint64, has []bool, order []uint32, regs []reco
 }
 
 // row writes a row: the sample's fixed fields, the row's kind, type and
-// the first places of its package, core and CPU (the others empty), then
-// its cells.
-func (c *csvOut) row(kind, typ string, places, pkg, core, cpu int) {
+// places, then its cells.
+func (c *csvOut) row(r *rowCells) {
 	b := append(c.b, c.prefix...)
-	b = append(b, kind...)
+	b = append(b, r.kind...)
 	b = append(b, ',')
-	b = appendField(b, typ)
-	for i, x := range [3]int{pkg, core, cpu} {
+	b = appendField(b, r.typ)
+	for i, x := range r.place {
 		b = append(b, ',')
-		if i < places {
+		if i < r.places {
 			b = appendDecimal(b, int64(x), 0)
 		}
 	}

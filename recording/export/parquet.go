@@ -177,32 +177,24 @@ func (p *parquetOut) samples(start recording.RunStart, cpuCols, pkgCols []string
 	nCPU, nPkg := len(l.cpuCols), len(l.pkgCols)
 	ci, pi := indexes(l.cpuCols, cpuCols), indexes(l.pkgCols, pkgCols)
 	regs := pqFixed + nCPU + nPkg
-	for _, s := range samples {
-		for _, r := range s.CPUs {
-			row := p.next(start, s, RowCPU, r.CoreType)
-			setInt(row, pqPackage, r.Package)
-			setInt(row, pqCore, r.Core)
-			setInt(row, pqCPU, r.CPU)
-			setFigures(row, pqFixed, ci, r.Values)
-			setRegs(row, regs, l.cpuRegs, r.Regs)
-		}
-		for _, g := range s.Packages {
-			row := p.next(start, s, RowPackage, "")
-			setInt(row, pqPackage, g.Package)
-			setFigures(row, pqFixed+nCPU, pi, g.Values)
-			setRegs(row, regs+len(l.cpuRegs), l.pkgRegs, g.Regs)
-		}
-		for _, m := range s.Summaries {
-			row := p.next(start, s, RowSummary, m.Type)
-			setFigures(row, pqFixed, ci, m.Values)
-			setFigures(row, pqFixed+nCPU, pi, m.PackageValues)
-		}
+	for i := range samples {
+		s := &samples[i]
+		eachRow(s, func(r *rowCells) {
+			row := p.next(start, s, r.kind, r.typ)
+			for j, x := range r.place[:r.places] {
+				row[pqPackage+j] = parquet.Int64Value(int64(x)).Level(0, 1, pqPackage+j)
+			}
+			setFigures(row, pqFixed, ci, r.cpuVals)
+			setFigures(row, pqFixed+nCPU, pi, r.pkgVals)
+			setRegs(row, regs, l.cpuRegs, r.cpuRegs)
+			setRegs(row, regs+len(l.cpuRegs), l.pkgRegs, r.pkgRegs)
+		})
 	}
 }
 
 // next returns the next row of the batch, its fixed columns set and the
 // others null, after writing the batch when it is full.
-func (p *parquetOut) next(start recording.RunStart, s recording.Sample, kind, typ string) parquet.Row {
+func (p *parquetOut) next(start recording.RunStart, s *recording.Sample, kind, typ string) parquet.Row {
 	if p.n == len(p.rows) {
 		p.writeBatch()
 	}
@@ -232,10 +224,6 @@ func (p *parquetOut) setString(row parquet.Row, i int, s string, def int) {
 		p.strs[s] = v
 	}
 	row[i] = v.Level(0, def, i)
-}
-
-func setInt(row parquet.Row, i, v int) {
-	row[i] = parquet.Int64Value(int64(v)).Level(0, 1, i)
 }
 
 // setFigures sets the figures vals, in the columns idx maps them to from

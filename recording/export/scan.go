@@ -79,3 +79,36 @@ func writeWhole(rec *recording.Recording, open func(*layout) rowSink) error {
 	}
 	return sink.close()
 }
+
+// rowCells is one row of a sample as both formats write it: its kind and
+// type, the first places of package, core and CPU it fills (the others
+// empty), and its figures and registers in the run's columns.
+type rowCells struct {
+	kind, typ        string
+	places           int
+	place            [3]int // package, core, CPU
+	cpuVals, pkgVals []recording.Value
+	cpuRegs, pkgRegs []recording.Reg
+}
+
+// eachRow calls each with the rows of s in their order: one per CPU, per
+// package and per summary row. The row passed is reused.
+func eachRow(s *recording.Sample, each func(*rowCells)) {
+	var r rowCells
+	for i := range s.CPUs {
+		c := &s.CPUs[i]
+		r = rowCells{kind: RowCPU, typ: c.CoreType, places: 3, place: [3]int{c.Package, c.Core, c.CPU},
+			cpuVals: c.Values, cpuRegs: c.Regs}
+		each(&r)
+	}
+	for i := range s.Packages {
+		p := &s.Packages[i]
+		r = rowCells{kind: RowPackage, places: 1, place: [3]int{p.Package}, pkgVals: p.Values, pkgRegs: p.Regs}
+		each(&r)
+	}
+	for i := range s.Summaries {
+		m := &s.Summaries[i]
+		r = rowCells{kind: RowSummary, typ: m.Type, cpuVals: m.Values, pkgVals: m.PackageValues}
+		each(&r)
+	}
+}
