@@ -153,34 +153,3 @@ func regColumns(n int, regs func(int) []Reg) ([]uint32, error) {
 	}
 	return out, nil
 }
-
-// encodeTrace returns the columnar payload of a trace record.
-func (e *batchEnc) encodeTrace(t Trace) ([]byte, error) {
-	ev := t.Events
-	n := len(ev)
-	if n > maxBatchRows {
-		return nil, fmt.Errorf("recording: trace batch of %d events: %w", n, errTooLarge)
-	}
-	e.reset()
-	e.uvarint(uint64(t.Run))
-	e.uvarint(t.Lost)
-	// An emulated machine's writes add two columns (format 2.1).
-	emulated := slices.ContainsFunc(ev, func(x TraceEvent) bool { return x.Emulated })
-	if emulated {
-		e.table(n, 9)
-	} else {
-		e.table(n, 7)
-	}
-	e.ints("time_ns", n, 1, func(i int) int64 { return ev[i].TimeNs })
-	e.ints("cpu", n, 1, func(i int) int64 { return int64(ev[i].CPU) })
-	e.ints("pid", n, 1, func(i int) int64 { return int64(ev[i].PID) })
-	e.strings("comm", n, func(i int) string { return ev[i].Comm })
-	e.ints("msr", n, 1, func(i int) int64 { return int64(ev[i].MSR) })
-	e.uint64s("value", n, 1, func(i int) (uint64, bool) { return ev[i].Value, true })
-	e.bools("failed", n, func(i int) bool { return ev[i].Failed })
-	if emulated {
-		e.bools("emulated", n, func(i int) bool { return ev[i].Emulated })
-		e.uint64s("old", n, 1, func(i int) (uint64, bool) { return ev[i].Old, ev[i].Emulated })
-	}
-	return e.b, nil
-}

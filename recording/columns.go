@@ -2,23 +2,23 @@ package recording
 
 import (
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"math"
 	"math/bits"
 
 	"github.com/klauspost/compress/zstd"
 )
 
-// Columnar payloads (encoding 2, docs/recording-format.md "Columnar
-// batches"): a batch is a few tables, each a row count and named, typed
-// columns, every column's data behind its length so that a reader skips
-// columns it does not know.
+// Columnar payloads (encodings 3 and 4; 2 in format 2.x;
+// docs/recording-format.md "Columnar batches"): a batch is a few tables,
+// each a row count and named, typed columns, every column's data behind
+// its length so that a reader skips columns it does not know. This file
+// builds them (colEnc); coldec.go reads them, deltas.go holds the
+// integers' delta coding both ways.
 
 // Column kinds.
 const (
-	kindInt    = 1 // signed integers, delta-encoded zigzag varints
-	kindUint64 = 2 // optional uint64 (registers): presence, then wrapping deltas as zigzag varints
+	kindInt    = 1 // signed integers, deltas (deltas.go)
+	kindUint64 = 2 // optional uint64 (registers): presence, then wrapping deltas
 	kindString = 3 // dictionary of strings, then an index per row
 	kindFloat  = 4 // optional float: presence, then scaled decimal integers or float64 bits
 	kindBool   = 5 // bitmap
@@ -164,62 +164,6 @@ func (e *colEnc) deltas(period int) {
 		e.col = append(e.col[:start], e.alt...)
 	}
 }
-
-// Forms of delta-encoded values.
-const (
-	formDense  = 0 // a zigzag varint per value
-	formSparse = 1 // the deltas that are not 0, each behind the count of zero deltas before it
-)
-
-// appendDeltas appends xs as deltas (docs/recording-format.md, "Columnar
-// batches"): period times 2 plus the form, then in the form that takes
-// fewer bytes (dense at equal length) each value minus the one period
-// values before it, the first period values minus the value before them,
-// the first minus 0: dense, every delta; sparse, those that are not 0.
-func appendDeltas(b []byte, xs []uint64, period int) []byte {
-	delta := func(i int) int64 {
-		switch {
-		case i >= period:
-			return int64(xs[i] - xs[i-period])
-		case i > 0:
-			return int64(xs[i] - xs[i-1])
-		}
-		return int64(xs[0])
-	}
-	dense, sparse, changes, skip := 0, 0, 0, 0
-	for i := range xs {
-		d := delta(i)
-		dense += varintLen(d)
-		if d == 0 {
-			skip++
-			continue
-		}
-		sparse += uvarintLen(uint64(skip)) + varintLen(d)
-		changes, skip = changes+1, 0
-	}
-	if sparse += uvarintLen(uint64(changes)); sparse >= dense {
-		b = binary.AppendUvarint(b, uint64(period)<<1|formDense)
-		for i := range xs {
-			b = binary.AppendVarint(b, delta(i))
-		}
-		return b
-	}
-	b = binary.AppendUvarint(b, uint64(period)<<1|formSparse)
-	b, skip = binary.AppendUvarint(b, uint64(changes)), 0
-	for i := range xs {
-		if d := delta(i); d != 0 {
-			b = binary.AppendUvarint(b, uint64(skip))
-			b, skip = binary.AppendVarint(b, d), 0
-		} else {
-			skip++
-		}
-	}
-	return b
-}
-
-func uvarintLen(x uint64) int { return (bits.Len64(x|1) + 6) / 7 }
-
-func varintLen(x int64) int { return uvarintLen(uint64(x<<1) ^ uint64(x>>63)) }
 
 // periodOf returns the period of an optional column of n rows, of which
 // the rows of one sample are rowsPer: how many of a sample's rows have a
@@ -413,100 +357,4 @@ func exactDecimal(x float64, exp int) bool {
 		return false
 	}
 	return math.Float64bits(float64(int64(s))/pow10[exp]) == math.Float64bits(x)
-}
-
-// errColumns: a columnar payload is malformed.
-var errColumns = errors.New("malformed columnar payload")
-
-// colDec reads a columnar payload; the first error sticks.
-type colDec struct {
-	b   []byte
-	err error
-}
-
-func (d *colDec) fail(format string, a ...any) {
-	if d.err == nil {
-		d.err = fmt.Errorf("%w: %s", errColumns, fmt.Sprintf(format, a...))
-	}
-}
-
-func (d *colDec) uvarint() uint64 {
-	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
-		d.fail("bad varint")
-		d.b = nil
-		return 0
-	}
-	d.b = d.b[n:]
-	return v
-}
-
-// count reads a count no larger than limit.
-func (d *colDec) count(limit int, what string) int {
-	v := d.uvarint()
-	if v > uint64(limit) {
-		d.fail("%d %s, more than %d", v, what, limit)
-		return 0
-	}
-	return int(v)
-}
-
-func (d *colDec) bytes(n int) []byte {
-	if n > len(d.b) {
-		d.fail("data ends early")
-		d.b = nil
-		return nil
-	}
-	out := d.b[:n]
-	d.b = d.b[n:]
-	return out
-}
-
-func (d *colDec) byte1() byte {
-	b := d.bytes(1)
-	if len(b) == 0 {
-		return 0
-	}
-	return b[0]
-}
-
-// done fails unless every byte of the column or record what was read.
-func (d *colDec) done(what string) {
-	if d.err == nil && len(d.b) != 0 {
-		d.fail("%d bytes left over in %s", len(d.b), what)
-	}
-}
-
-// column is one column of a table as read: its data not yet decoded, nor
-// inflated when its codec is codecZstd. Its name is the payload's bytes
-// (no allocation per column).
-type column struct {
-	name  []byte
-	kind  byte
-	codec byte
-	data  []byte
-}
-
-// is reports whether the column is named prefix+name.
-func (c *column) is(prefix, name string) bool {
-	return len(c.name) == len(prefix)+len(name) && string(c.name[:len(prefix)]) == prefix && string(c.name[len(prefix):]) == name
-}
-
-// table reads a table's row count and columns, appending them to cols;
-// packed says that each column has a codec (encoding 3).
-func (d *colDec) table(cols []column, packed bool) (int, []column) {
-	n := d.count(maxBatchRows, "rows")
-	ncols := d.count(len(d.b), "columns")
-	for range ncols {
-		c := column{name: d.bytes(d.count(len(d.b), "name bytes"))}
-		c.kind = d.byte1()
-		if packed {
-			if c.codec = d.byte1(); c.codec != codecRaw && c.codec != codecZstd {
-				d.fail("column %q of unknown codec %d", c.name, c.codec)
-			}
-		}
-		c.data = d.bytes(d.count(len(d.b), "column bytes"))
-		cols = append(cols, c)
-	}
-	return n, cols
 }
