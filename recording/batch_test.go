@@ -2,6 +2,7 @@ package recording
 
 import (
 	"bytes"
+	"errors"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -284,6 +285,30 @@ func TestPeriodDeltas(t *testing.T) {
 					t.Errorf("period %d, wandering %v: data cut at %d of %d bytes decoded", period, wander, cut, len(b))
 				}
 			}
+		}
+	}
+}
+
+// TestColumnsInflateLimit: the compressed columns of one batch inflate to
+// at most MaxPayload bytes together, however the decoder's arena grows:
+// three columns of 6 MiB each (zstd makes them a few bytes) are refused
+// at the third.
+func TestColumnsInflateLimit(t *testing.T) {
+	z, err := zstd.NewWriter(nil, zstd.WithSingleSegment(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	frame := z.EncodeAll(make([]byte, 6<<20), nil)
+	bd := &batchDec{packed: true}
+	for i := range 3 {
+		c := &column{name: []byte("v:x"), kind: kindFloat, codec: codecZstd, data: frame}
+		_, err := bd.columnData(c)
+		if got, want := err != nil, i == 2; got != want {
+			t.Fatalf("column %d of 6 MiB: error %v", i+1, err)
+		}
+		if i == 2 && !errors.Is(err, errColumns) {
+			t.Errorf("third column: error %v, want errColumns", err)
 		}
 	}
 }

@@ -108,10 +108,11 @@ type batchDec struct {
 	sameCPUs bool
 	// packed: the columns have codecs (encoding 3).
 	packed bool
-	// zd inflates compressed columns into arena (encoding 3), at most
-	// MaxPayload bytes a batch.
-	zd    *zstd.Decoder
-	arena []byte
+	// zd inflates compressed columns into arena (encoding 3), inflated
+	// bytes of them so far in the batch, at most MaxPayload.
+	zd       *zstd.Decoder
+	arena    []byte
+	inflated int
 }
 
 // maxInterned bounds the strings a batchDec keeps.
@@ -159,7 +160,7 @@ func (bd *batchDec) decodeSamples(p []byte, parts Parts) (Samples, error) {
 	s := Samples{Run: d.count(maxInt32, "run id")}
 	s.CPUColumns, s.PackageColumns = bd.columnNames(d, 0), bd.columnNames(d, 1)
 	var n [4]int
-	bd.arena = bd.arena[:0]
+	bd.arena, bd.inflated = bd.arena[:0], 0
 	for t := range bd.cols {
 		n[t], bd.cols[t] = d.table(bd.cols[t][:0], bd.packed)
 	}

@@ -109,35 +109,30 @@ func (d *colDec) table(cols []column, packed bool) (int, []column) {
 }
 
 // columnData returns a column's data, inflating a compressed column into
-// the batch's arena the first time.
+// the batch's arena the first time, within what the batch's columns
+// inflated before leave of MaxPayload.
 func (bd *batchDec) columnData(c *column) ([]byte, error) {
 	if c.codec == codecRaw {
 		return c.data, nil
 	}
-	n, _, err := zstdContentSize(c.data, true)
-	switch {
-	case err != nil:
+	n, _, err := frameSize(c.data, MaxPayload-bd.inflated, true)
+	if err != nil {
 		return nil, fmt.Errorf("%w: column %s: %v", errColumns, c.name, err)
-	case n > uint64(MaxPayload-len(bd.arena)):
-		return nil, fmt.Errorf("%w: the batch's columns inflate to more than %d bytes", errColumns, MaxPayload)
 	}
 	if bd.zd == nil {
 		if bd.zd, err = newDecoder(MaxPayload); err != nil {
 			return nil, err
 		}
 	}
-	if cap(bd.arena)-len(bd.arena) < int(n) {
-		bd.arena = make([]byte, 0, max(2*cap(bd.arena), int(n)))
+	if cap(bd.arena)-len(bd.arena) < n {
+		bd.arena = make([]byte, 0, max(2*cap(bd.arena), n))
 	}
 	at := len(bd.arena)
-	out, err := bd.zd.DecodeAll(c.data, bd.arena[at:at:at+int(n)])
-	switch {
-	case err != nil:
+	out, err := inflateInto(bd.zd, bd.arena[at:at:at+n], c.data, true)
+	if err != nil {
 		return nil, fmt.Errorf("%w: column %s: %v", errColumns, c.name, err)
-	case len(out) != int(n):
-		return nil, fmt.Errorf("%w: column %s holds %d bytes, declares %d", errColumns, c.name, len(out), n)
 	}
-	bd.arena = bd.arena[:at+int(n)]
+	bd.arena, bd.inflated = bd.arena[:at+n], bd.inflated+n
 	c.data, c.codec = out, codecRaw
 	return out, nil
 }

@@ -23,15 +23,10 @@ func Inflate(r io.Reader) (int64, error) {
 		return 0, err
 	}
 	defer dec.Close()
-	var p, out []byte
+	var p, buf []byte
 	var total int64
-	inflate := func(z []byte) error {
-		n, _, err := zstdContentSize(z, false)
-		if err != nil {
-			return err
-		}
-		out = grow(out, int(min(n, maxPayloadV1)))
-		out, err = dec.DecodeAll(z, out[:0])
+	inflateFrame := func(z []byte) error {
+		out, err := inflate(dec, &buf, z, maxPayloadV1, false)
 		total += int64(len(out))
 		return err
 	}
@@ -51,9 +46,9 @@ func Inflate(r io.Reader) (int64, error) {
 		}
 		switch hdr[1] {
 		case encZstdJSON, encZstdColumns, encZstdBatch:
-			err = inflate(p)
+			err = inflateFrame(p)
 		case encColumns:
-			err = columnFrames(p, RecordType(hdr[0]) == TypeSamples, inflate)
+			err = columnFrames(p, RecordType(hdr[0]) == TypeSamples, inflateFrame)
 		}
 		if err != nil {
 			return total, fmt.Errorf("%w: %v", ErrCorrupt, err)

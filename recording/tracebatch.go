@@ -45,7 +45,7 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 	d := &colDec{b: p}
 	t := Trace{Run: d.count(maxInt32, "run id"), Lost: d.uvarint()}
 	var n int
-	bd.arena = bd.arena[:0]
+	bd.arena, bd.inflated = bd.arena[:0], 0
 	n, bd.cols[0] = d.table(bd.cols[0][:0], bd.packed)
 	d.done("trace record")
 	if d.err != nil {

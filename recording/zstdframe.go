@@ -88,25 +88,41 @@ func zstdFrameEnd(p []byte, off int, checksum bool) (end int, bound uint64, err 
 // records, grown only to the largest content size met), after checking
 // that size against limit.
 func inflate(dec *zstd.Decoder, buf *[]byte, p []byte, limit int, needSize bool) ([]byte, error) {
-	n, declared, err := zstdContentSize(p, needSize)
+	n, declared, err := frameSize(p, limit, needSize)
 	if err != nil {
 		return nil, err
 	}
-	if n > uint64(limit) {
-		return nil, fmt.Errorf("zstd frame declares %d bytes, above the %d-byte limit", n, limit)
-	}
-	if uint64(cap(*buf)) < n {
+	if cap(*buf) < n {
 		*buf = make([]byte, 0, n+n/4) // room for the next, slightly larger one
 	}
-	dst := *buf
-	// With WithDecodeAllCapLimit the decoder writes no more than cap(dst)
-	// bytes, so a frame lying about its size cannot grow the buffer.
-	out, err := dec.DecodeAll(p, dst[:0:n])
+	return inflateInto(dec, (*buf)[:0:n], p, declared)
+}
+
+// frameSize checks that p is a single zstd frame (zstdContentSize)
+// declaring at most limit bytes, and returns its size.
+func frameSize(p []byte, limit int, needSize bool) (n int, declared bool, err error) {
+	size, declared, err := zstdContentSize(p, needSize)
+	if err != nil {
+		return 0, false, err
+	}
+	if size > uint64(max(limit, 0)) {
+		return 0, false, fmt.Errorf("zstd frame declares %d bytes, above the %d-byte limit", size, limit)
+	}
+	return int(size), declared, nil
+}
+
+// inflateInto decodes the zstd frame p into dst, whose capacity is the
+// frame's size (frameSize), and checks that the frame held that many
+// bytes when it declared them. With WithDecodeAllCapLimit the decoder
+// writes no more than cap(dst) bytes, so a frame lying about its size
+// cannot grow the buffer.
+func inflateInto(dec *zstd.Decoder, dst, p []byte, declared bool) ([]byte, error) {
+	out, err := dec.DecodeAll(p, dst[:0])
 	if err != nil {
 		return nil, err
 	}
-	if declared && uint64(len(out)) != n {
-		return nil, fmt.Errorf("zstd frame holds %d bytes, declares %d", len(out), n)
+	if declared && len(out) != cap(dst) {
+		return nil, fmt.Errorf("zstd frame holds %d bytes, declares %d", len(out), cap(dst))
 	}
 	return out, nil
 }
