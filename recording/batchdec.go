@@ -101,10 +101,8 @@ type batchDec struct {
 	// to row and carry no period, and whose columns have no codec.
 	v2    bool
 	words []uint64
-	// intInfo says how the last int column decoded was stored;
-	// sameCPUs, from the cpu column, that every sample of the batch has
+	// sameCPUs: the cpu column says that every sample of the batch has
 	// the first's CPU rows.
-	intInfo  deltaInfo
 	sameCPUs bool
 	// packed: the columns have codecs (encoding 3).
 	packed bool
@@ -315,13 +313,13 @@ func sliceRows[R any](bd *batchDec, name string, n int, rows []R, set func(*Samp
 // and registers as parts selects.
 func (bd *batchDec) cpuRows(n int, names []string, vals []Value, parts Parts) error {
 	cols, rows := bd.cols[1], bd.cpus
-	ids, err := bd.intColumn(cols, "cpu", n)
+	ids, info, err := bd.intColumnInfo(cols, "cpu", n)
 	if err != nil {
 		return err
 	}
-	bd.sameCPUs = bd.intInfo.steady()
+	bd.sameCPUs = info.steady()
 	for i := range bd.samples {
-		bd.sameCPUs = bd.sameCPUs && len(bd.samples[i].CPUs) == bd.intInfo.period
+		bd.sameCPUs = bd.sameCPUs && len(bd.samples[i].CPUs) == info.period
 	}
 	for i, x := range ids {
 		if x < -maxInt32 || x > maxInt32 {

@@ -149,25 +149,31 @@ func findColumn(cols []column, prefix, name string) *column {
 
 // intColumn decodes an integer column of n rows into a reused buffer.
 func (bd *batchDec) intColumn(cols []column, name string, n int) ([]int64, error) {
+	v, _, err := bd.intColumnInfo(cols, name, n)
+	return v, err
+}
+
+// intColumnInfo is intColumn that also says how the values were stored.
+func (bd *batchDec) intColumnInfo(cols []column, name string, n int) ([]int64, deltaInfo, error) {
 	bd.ints = grow(bd.ints, n)
 	c := findColumn(cols, "", name)
 	if c == nil {
-		return nil, fmt.Errorf("%w: no %s column", errColumns, name)
+		return nil, deltaInfo{}, fmt.Errorf("%w: no %s column", errColumns, name)
 	}
 	if c.kind != kindInt {
-		return nil, fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, name, c.kind, kindInt)
+		return nil, deltaInfo{}, fmt.Errorf("%w: column %s of kind %d, want %d", errColumns, name, c.kind, kindInt)
 	}
 	data, err := bd.columnData(c)
 	if err != nil {
-		return nil, err
+		return nil, deltaInfo{}, err
 	}
 	d := &colDec{b: data}
-	bd.intInfo = readDeltas(d, bd.v2, bd.ints, nil)
+	info := readDeltas(d, bd.v2, bd.ints, nil)
 	d.done("an int column")
 	if d.err != nil {
-		return nil, fmt.Errorf("column %s: %w", name, d.err)
+		return nil, deltaInfo{}, fmt.Errorf("column %s: %w", name, d.err)
 	}
-	return bd.ints, nil
+	return bd.ints, info, nil
 }
 
 // int32Column is intColumn for a column whose values must fit an int32.
