@@ -2,8 +2,8 @@ package recording
 
 import (
 	"bytes"
-	"errors"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"math"
 	"testing"
