@@ -169,14 +169,7 @@ func TestSampleMultiplexed(t *testing.T) {
 			{APERF: 7, MPERF: 7, TSC: 7, Enabled: 1e9, Running: 0},
 		}},
 	}
-	s, err := New(&seqReader{setup: setup, steps: steps}, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got Sample
-	if err := s.Sample(&got); err != nil {
-		t.Fatal(err)
-	}
+	got := firstSample(t, &seqReader{setup: setup, steps: steps})
 	mx := func(v float64) Value { return Value{V: v, Src: SrcPerf, Flags: FlagMultiplexed} }
 	want := []CPU{
 		// Scaled: APERF 1e9, MPERF 0.5e9, TSC 2e9, instructions 2e9.
@@ -205,14 +198,7 @@ func TestSampleTSCOnly(t *testing.T) {
 		{CPU: []RawCPU{{}}, Pkg: []RawPkg{{}}},
 		{CPU: []RawCPU{{TSC: 2.1e9, Enabled: 1e9, Running: 1e9}}, Pkg: []RawPkg{{}}},
 	}
-	s, err := New(&seqReader{setup: setup, steps: steps}, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got Sample
-	if err := s.Sample(&got); err != nil {
-		t.Fatal(err)
-	}
+	got := firstSample(t, &seqReader{setup: setup, steps: steps})
 	wantCPU := CPU{TSCMHz: Value{V: 2100, Src: SrcPerf}, Counts: Counts{TSC: 2.1e9}}
 	if d := cmp.Diff(wantCPU, got.CPUs[0], approx); d != "" {
 		t.Errorf("CPU (-want +got):\n%s", d)
@@ -234,14 +220,7 @@ func TestSampleBadReads(t *testing.T) {
 		{CPU: []RawCPU{{APERF: 1, MPERF: 1, TSC: 1, Bad: BadCounters | BadHWP | BadEPB | BadTherm}, {APERF: 1, MPERF: 1, TSC: 1}},
 			Pkg: []RawPkg{{Bad: BadEnergy | BadTherm | BadLimit}}},
 	}
-	s, err := New(&seqReader{setup: setup, steps: steps}, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got Sample
-	if err := s.Sample(&got); err != nil {
-		t.Fatal(err)
-	}
+	got := firstSample(t, &seqReader{setup: setup, steps: steps})
 	c := got.CPUs[0]
 	for name, v := range map[string]bool{"Avg": c.AvgMHz.OK(), "Busy": c.BusyPct.OK(), "Bzy": c.BzyMHz.OK(), "TSC": c.TSCMHz.OK(), "Tmp": c.CoreTmp.OK(), "HWP": c.HWPRequest.OK(), "EPB": c.EPB.OK()} {
 		if v {
@@ -284,14 +263,8 @@ func TestSampleJSONRoundTrip(t *testing.T) {
 		{CPU: []RawCPU{{}, {}}, Pkg: []RawPkg{{Energy: [NumDomains]uint64{0xfffffff0, 0}}}},
 		{CPU: []RawCPU{{APERF: 5, MPERF: 5, TSC: 9, HWPRequest: 1}, {APERF: 5, MPERF: 5, TSC: 9}}, Pkg: []RawPkg{{Energy: [NumDomains]uint64{5, 0}}}},
 	}}
-	s, err := New(r, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var in, out Sample
-	if err := s.Sample(&in); err != nil {
-		t.Fatal(err)
-	}
+	in := firstSample(t, r)
+	var out Sample
 	b, err := json.Marshal(&in)
 	if err != nil {
 		t.Fatal(err)
@@ -354,14 +327,7 @@ func TestSampleCountersTime(t *testing.T) {
 		{CPU: []RawCPU{{APERF: 1e9, MPERF: 0.85e9, TSC: 0.85e9, Time: t0.Add(499 * time.Millisecond)},
 			{APERF: 0.5e9, MPERF: 0.85e9, TSC: 0.85e9, Time: t0.Add(501 * time.Millisecond)}}, Pkg: []RawPkg{{}}},
 	}
-	s, err := New(&seqReader{setup: setup, steps: steps}, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got Sample
-	if err := s.Sample(&got); err != nil {
-		t.Fatal(err)
-	}
+	got := firstSample(t, &seqReader{setup: setup, steps: steps})
 	type figs struct{ Avg, TSC, Bzy float64 }
 	want := []figs{{2000, 1700, 2000}, {1000, 1700, 1000}, {1500, 1700, 1500}}
 	all := got.Summary(topology.All)

@@ -26,14 +26,7 @@ func TestSummaryIdleCPU(t *testing.T) {
 			{APERF: 9, MPERF: 9, TSC: 9, Bad: BadCounters},
 		}},
 	}
-	s, err := New(&seqReader{setup: setup, steps: steps}, WithClock(fakeClock()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got Sample
-	if err := s.Sample(&got); err != nil {
-		t.Fatal(err)
-	}
+	got := firstSample(t, &seqReader{setup: setup, steps: steps})
 	m := func(v float64) Value { return Value{V: v, Src: SrcMSR} }
 	// Sums over CPUs 0 and 1: APERF 1.5e9, MPERF 1e9, TSC 4e9; n = 2.
 	// Avg_MHz = 1.5e9/2/1e6 = 750; TSC_MHz = 4e9/2/1e6 = 2000;
@@ -52,14 +45,7 @@ func TestSummaryWithinTypes(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 1))
 	for trial := range 200 {
 		setup, steps := randomMachine(rng)
-		s, err := New(&seqReader{setup: setup, steps: steps}, WithClock(fakeClock()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got Sample
-		if err := s.Sample(&got); err != nil {
-			t.Fatal(err)
-		}
+		got := firstSample(t, &seqReader{setup: setup, steps: steps})
 		if err := checkWithinTypes(&got); err != nil {
 			t.Fatalf("trial %d: %v\nsetup %+v\nreadings %+v\nsummaries %+v", trial, err, setup.CPUs, steps[1].CPU, got.Summaries)
 		}
