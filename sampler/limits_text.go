@@ -83,12 +83,11 @@ func excMin(c *CPU) string {
 func excMinSum(_ *Summary, cpus []CPU, rows []int) string {
 	set, read := 0, 0
 	for _, i := range rows {
-		switch strings.TrimSuffix(excMin(&cpus[i]), "!") {
-		case "1":
-			set++
+		if r := cpus[i].HWPStatus; r.OK() {
 			read++
-		case "0":
-			read++
+			if hwp.DecodeStatus(r.Raw).ExcursionMin {
+				set++
+			}
 		}
 	}
 	if read == 0 {
