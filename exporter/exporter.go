@@ -33,7 +33,6 @@ import (
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/source"
 	"github.com/hwpprobe/hwpprobe/sysfs"
-	"github.com/hwpprobe/hwpprobe/topology"
 )
 
 // DefaultMinInterval is the shortest time between two refreshes.
@@ -65,7 +64,6 @@ type Collector struct {
 	smp   *sampler.Sampler
 	msr   *msr.Dev
 	cpuid *cpuid.Dev
-	types map[int]topology.CoreType
 	notes []string
 	// settings reads what each CPU is asked for at each refresh;
 	// emulated is the hwpemu machine's name ("" on real hardware).
@@ -93,7 +91,7 @@ func Open(cfg Config) (*Collector, error) {
 	if cfg.MinInterval <= 0 {
 		cfg.MinInterval = DefaultMinInterval
 	}
-	c := &Collector{cfg: cfg, fs: sysfs.NewFS(cfg.Root), types: map[int]topology.CoreType{}}
+	c := &Collector{cfg: cfg, fs: sysfs.NewFS(cfg.Root)}
 	online, err := cpus.Online(cfg.Root)
 	if err != nil {
 		return nil, fmt.Errorf("online CPUs: %w", err)
@@ -109,9 +107,6 @@ func Open(cfg Config) (*Collector, error) {
 		c.set.Close()
 		return nil, err
 	}
-	for _, t := range c.set.Setup().CPUs {
-		c.types[t.CPU] = t.Type
-	}
 	for _, n := range c.set.Setup().Notes {
 		c.notes = append(c.notes, n.Figure+": "+n.Reason)
 	}
@@ -123,7 +118,7 @@ func Open(cfg Config) (*Collector, error) {
 		c.Close()
 		return nil, err
 	}
-	c.settings = newSettingsReader(c.fs, c.msr, snap, c.types)
+	c.settings = newSettingsReader(c.fs, c.msr, snap, c.set.Setup())
 	c.emulated = c.fs.Emulated()
 	c.openTracer()
 	c.st = newState(c.set.Setup())

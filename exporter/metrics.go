@@ -150,15 +150,19 @@ func (c *Collector) refresh(start time.Time) []prometheus.Metric {
 	b := &builder{}
 	st := &c.st
 	st.refreshes++
-	failed := !c.settings.read(b)
-	if err := c.smp.Sample(&st.sample); err != nil {
-		failed = true
+	smp := &st.sample
+	failed := false
+	if err := c.smp.Sample(smp); err != nil {
+		failed, smp = true, nil
 	} else {
 		b.sampled(&st.sample)
 		st.accumulate(&st.sample)
 		st.exc.add(&st.sample)
 		b.counters(st)
 		b.excursions(&st.exc, &st.sample)
+	}
+	if !c.settings.read(b, smp) {
+		failed = true
 	}
 	if c.writes != nil {
 		if !c.writes.collect(b) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/msr"
+	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/topology"
@@ -21,6 +22,9 @@ import (
 type cpuSettings struct {
 	cpu    int
 	labels []string // cpu, core_type, package
+	// sample is the CPU's index in the sampler's Sample.CPUs, -1 when
+	// the sampler does not read it.
+	sample int
 	// cpufreq: the CPU has a cpufreq policy with a scaling_driver.
 	cpufreq bool
 	// Registers: Intel HWP request and capabilities, AMD CPPC request and
@@ -32,24 +36,38 @@ type cpuSettings struct {
 // cpufreq's settings and limits and the request, capability and EPB
 // registers. It reads only those files and registers, not a whole
 // snapshot: topology, caches, CPUID and package registers do not change
-// between refreshes and are not exported.
+// between refreshes and are not exported. The request and EPB registers
+// come from the refresh's sample where the sampler read them (it reads
+// both on every CPU), so that they are not read twice.
 type settingsReader struct {
 	fs   sysfs.FS
 	msr  msr.Reader
 	cpus []cpuSettings
+	// hwpRegister is the request register in the sample's HWPRequest
+	// (sampler.Setup.HWPRegister).
+	hwpRegister uint32
 }
 
 // newSettingsReader takes from the first snapshot which settings each CPU
-// has.
-func newSettingsReader(fs sysfs.FS, m msr.Reader, s *snapshot.Snapshot, types map[int]topology.CoreType) *settingsReader {
-	r := &settingsReader{fs: fs, msr: m}
+// has, and from the sampler's setup where each CPU is in its samples.
+func newSettingsReader(fs sysfs.FS, m msr.Reader, s *snapshot.Snapshot, st *sampler.Setup) *settingsReader {
+	r := &settingsReader{fs: fs, msr: m, hwpRegister: st.HWPRegister}
+	index := map[int]int{}
+	for i, t := range st.CPUs {
+		index[t.CPU] = i
+	}
 	for _, g := range s.Groups {
 		for i := range g.CPUs {
 			c := &g.CPUs[i]
 			reg := &c.Registers
+			idx, ok := index[c.CPU]
+			if !ok {
+				idx = -1
+			}
 			r.cpus = append(r.cpus, cpuSettings{
 				cpu:     c.CPU,
-				labels:  cpuLabelValues(c.CPU, c.Package, types[c.CPU]),
+				sample:  idx,
+				labels:  cpuLabelValues(c.CPU, c.Package, coreType(st, idx)),
 				cpufreq: c.Sysfs.ScalingDriver != nil,
 				hwpReq:  reg.HWPRequest != nil,
 				hwpCap:  reg.HWPCapabilities != nil,
@@ -63,17 +81,31 @@ func newSettingsReader(fs sysfs.FS, m msr.Reader, s *snapshot.Snapshot, types ma
 	return r
 }
 
-// read adds every CPU's settings to b; it reports false when a file or
-// register that was readable at start could not be read (that figure is
-// then absent from this refresh).
-func (r *settingsReader) read(b *builder) bool {
+// coreType is the core type of the setup's CPU i ("" for -1).
+func coreType(st *sampler.Setup, i int) topology.CoreType {
+	if i < 0 {
+		return ""
+	}
+	return st.CPUs[i].Type
+}
+
+// read adds every CPU's settings to b, taking the request and EPB
+// registers from smp where it has them (smp may be nil: a failed
+// sample); it reports false when a file or register that was readable at
+// start could not be read (that figure is then absent from this
+// refresh).
+func (r *settingsReader) read(b *builder, smp *sampler.Sample) bool {
 	ok := true
 	for i := range r.cpus {
 		c := &r.cpus[i]
 		if c.cpufreq && !r.cpufreq(b, c) {
 			ok = false
 		}
-		if !r.registers(b, c) {
+		var sc *sampler.CPU
+		if smp != nil && c.sample >= 0 && c.sample < len(smp.CPUs) {
+			sc = &smp.CPUs[c.sample]
+		}
+		if !r.registers(b, c, sc) {
 			ok = false
 		}
 	}
@@ -119,12 +151,22 @@ func (r *settingsReader) cpufreq(b *builder, c *cpuSettings) bool {
 	return ok
 }
 
-// registers adds the request, capability and EPB fields.
-func (r *settingsReader) registers(b *builder, c *cpuSettings) bool {
+// registers adds the request, capability and EPB fields; sc, when not
+// nil, is the CPU's sample, whose request and EPB registers are used
+// where it read them.
+func (r *settingsReader) registers(b *builder, c *cpuSettings, sc *sampler.CPU) bool {
 	ok := true
 	read := func(has bool, addr uint32) (uint64, bool) {
 		if !has {
 			return 0, false
+		}
+		if sc != nil {
+			switch {
+			case addr == r.hwpRegister && sc.HWPRequest.OK():
+				return sc.HWPRequest.Raw, true
+			case addr == hwp.MSR_IA32_ENERGY_PERF_BIAS && sc.EPB.OK():
+				return sc.EPB.Raw, true
+			}
 		}
 		v, err := r.msr.ReadMSR(c.cpu, addr)
 		if err != nil {

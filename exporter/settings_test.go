@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/hwpprobe/hwpprobe/msr"
+	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/topology"
@@ -81,9 +82,10 @@ func TestSettingsReader(t *testing.T) {
 		0x771: 0x01142230, // lowest 1, most efficient 20, guaranteed 34, highest 48
 		0x1b0: 0x4,
 	}, 1: {}}
-	r := newSettingsReader(fs, regs, snap, map[int]topology.CoreType{0: "P"})
+	setup := &sampler.Setup{CPUs: []sampler.Topo{{CPU: 0, Type: topology.PCore}, {CPU: 1}}, HWPRegister: 0x774}
+	r := newSettingsReader(fs, regs, snap, setup)
 	b := &builder{}
-	if !r.read(b) {
+	if !r.read(b, nil) {
 		t.Error("read reported a failure")
 	}
 	want := map[string]float64{
@@ -108,12 +110,45 @@ func TestSettingsReader(t *testing.T) {
 	}
 	delete(regs[0], 0x774)
 	b = &builder{}
-	if r.read(b) {
+	if r.read(b, nil) {
 		t.Error("HWP_REQUEST unreadable: read reported no failure")
 	}
 	for k := range series(t, b.ms) {
 		if strings.HasPrefix(k, "hwpprobe_hwp_request_") {
 			t.Errorf("%s served though HWP_REQUEST did not read", k)
+		}
+	}
+}
+
+// TestSettingsFromSample: the request and EPB registers that the
+// refresh's sample read are taken from it, not read again; the
+// capabilities, which the sampler does not read, still are.
+func TestSettingsFromSample(t *testing.T) {
+	fs, snap := settingsFixture(t)
+	// Only HWP_CAPABILITIES reads: a second read of HWP_REQUEST or EPB
+	// would fail.
+	regs := msr.Map{0: {0x771: 0x01142230}, 1: {}}
+	setup := &sampler.Setup{CPUs: []sampler.Topo{{CPU: 1}, {CPU: 0, Type: topology.PCore}}, HWPRegister: 0x774}
+	r := newSettingsReader(fs, regs, snap, setup)
+	smp := &sampler.Sample{CPUs: []sampler.CPU{{CPU: 1}, {CPU: 0,
+		HWPRequest: sampler.Reg{Raw: 0x80002a0c, Src: sampler.SrcMSR}, // EPP 128, max 42, min 12
+		EPB:        sampler.Reg{Raw: 0x4, Src: sampler.SrcMSR},
+	}}}
+	b := &builder{}
+	if !r.read(b, smp) {
+		t.Error("read reported a failure")
+	}
+	got := series(t, b.ms)
+	for k, want := range map[string]float64{
+		"hwpprobe_hwp_request_min_perf{core_type=P,cpu=0,package=0}":          12,
+		"hwpprobe_hwp_request_max_perf{core_type=P,cpu=0,package=0}":          42,
+		"hwpprobe_hwp_request_epp{core_type=P,cpu=0,package=0}":               128,
+		"hwpprobe_energy_perf_bias{core_type=P,cpu=0,package=0}":              4,
+		"hwpprobe_hwp_capabilities_highest_perf{core_type=P,cpu=0,package=0}": 48,
+		"hwpprobe_energy_perf_bias{core_type=,cpu=1,package=0}":               6,
+	} {
+		if v, ok := got[k]; !ok || v != want {
+			t.Errorf("%s = %v (served %v), want %v", k, v, ok, want)
 		}
 	}
 }
