@@ -247,16 +247,10 @@ func (st *state) limitTime(i int, v uint64, dt float64) {
 		for _, r := range st.table.Reasons {
 			st.limits[limitKey{i, r.Name}] += 0
 		}
-		active, _ := hwp.DecodeLimitReasons(v, *st.table)
-		for _, r := range active {
-			st.limits[limitKey{i, r}] += dt
-		}
-		return
 	}
-	for b := range 16 {
-		if v>>b&1 != 0 {
-			st.limits[limitKey{i, "bit" + strconv.Itoa(b)}] += dt
-		}
+	active, _ := hwp.LimitReasonNames(v, st.table)
+	for _, r := range active {
+		st.limits[limitKey{i, r}] += dt
 	}
 }
 

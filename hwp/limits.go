@@ -1,5 +1,7 @@
 package hwp
 
+import "strconv"
+
 // sdmClientModels are the Intel family 6 client models whose
 // MSR_CORE_PERF_LIMIT_REASONS (0x64F) hwpprobe decodes with the SDM's
 // table for the 6th generation Intel Core processors (vol. 4, table
@@ -44,4 +46,22 @@ func SDMCoreLimitTable(family, model uint32) (LimitTable, bool) {
 		{12, "MultiCoreTurbo", "multi_core_turbo", ""},  // Max Turbo Limit Status
 		{13, "Transitions", "transitions", ""},          // Turbo Transition Attenuation Status
 	}}, true
+}
+
+// LimitReasonNames decodes a *_PERF_LIMIT_REASONS value with t, or, where
+// the model has no table (t nil), names the set status bits (15:0) and
+// log bits (31:16) "bitN" by their status bit's number.
+func LimitReasonNames(v uint64, t *LimitTable) (active, logged []string) {
+	if t != nil {
+		return DecodeLimitReasons(v, *t)
+	}
+	for n := range 16 {
+		if v>>n&1 != 0 {
+			active = append(active, "bit"+strconv.Itoa(n))
+		}
+		if v>>(n+16)&1 != 0 {
+			logged = append(logged, "bit"+strconv.Itoa(n))
+		}
+	}
+	return active, logged
 }

@@ -54,3 +54,27 @@ func TestSDMCoreLimitTable(t *testing.T) {
 		}
 	}
 }
+
+// TestLimitReasonNames: without a table the set status bits (15:0) and
+// log bits (31:16) are named by their status bit's number; with one, the
+// table's names (0x0C000400 on Meteor Lake-L: PL1 active, PL1 and PL2
+// logged).
+func TestLimitReasonNames(t *testing.T) {
+	tab, _ := SDMCoreLimitTable(6, 0xAA)
+	tests := []struct {
+		raw            uint64
+		table          *LimitTable
+		active, logged []string
+	}{
+		{0x0C000402, nil, []string{"bit1", "bit10"}, []string{"bit10", "bit11"}},
+		{0x80008000, nil, []string{"bit15"}, []string{"bit15"}},
+		{0, nil, nil, nil},
+		{0x0C000400, &tab, []string{"PkgPwrL1"}, []string{"PkgPwrL1", "PkgPwrL2"}},
+	}
+	for _, tt := range tests {
+		a, l := LimitReasonNames(tt.raw, tt.table)
+		if d := cmp.Diff([][]string{tt.active, tt.logged}, [][]string{a, l}); d != "" {
+			t.Errorf("%#x (table %v) (-want +got):\n%s", tt.raw, tt.table != nil, d)
+		}
+	}
+}

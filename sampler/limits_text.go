@@ -3,7 +3,6 @@ package sampler
 import (
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
@@ -13,17 +12,8 @@ import (
 // MSR_CORE_PERF_LIMIT_REASONS value: the table's names, or "bitN" without
 // a table.
 func limitNames(v uint64, t *hwp.LimitTable) []string {
-	if t != nil {
-		a, _ := hwp.DecodeLimitReasons(v, *t)
-		return a
-	}
-	var out []string
-	for b := range 16 {
-		if v>>b&1 != 0 {
-			out = append(out, "bit"+strconv.Itoa(b))
-		}
-	}
-	return out
+	a, _ := hwp.LimitReasonNames(v, t)
+	return a
 }
 
 // limitsColumn is the Limits column: per package the limit reasons

@@ -50,21 +50,13 @@ func (b *builder) limitReasons(cpu int, u map[string]string) *LimitReasons {
 	if !ok {
 		return nil
 	}
-	l := &LimitReasons{Raw: Hex(v), Active: []string{}, Logged: []string{}}
+	l := &LimitReasons{Raw: Hex(v)}
+	var table *hwp.LimitTable
 	if t, ok := hwp.SDMCoreLimitTable(uint32(b.s.Machine.Family), uint32(b.s.Machine.Model)); ok {
-		l.Table = t.Name
-		a, g := hwp.DecodeLimitReasons(v, t)
-		l.Active, l.Logged = append(l.Active, a...), append(l.Logged, g...)
-		return l
+		l.Table, table = t.Name, &t
 	}
-	for n := range 16 {
-		if v>>n&1 != 0 {
-			l.Active = append(l.Active, fmt.Sprintf("bit%d", n))
-		}
-		if v>>(n+16)&1 != 0 {
-			l.Logged = append(l.Logged, fmt.Sprintf("bit%d", n))
-		}
-	}
+	a, g := hwp.LimitReasonNames(v, table)
+	l.Active, l.Logged = append([]string{}, a...), append([]string{}, g...)
 	return l
 }
 
