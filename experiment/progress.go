@@ -3,7 +3,6 @@ package experiment
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"slices"
 	"strings"
@@ -42,11 +41,10 @@ type progress struct {
 	id      int
 	slot    Slot
 	phase   string
-	begun   time.Time // the slot began (before its settings)
-	started time.Time // its command started; zero before
-	last    [2]float64
-	runs    []float64 // seconds of every ended run
-	before  []float64 // seconds from each slot's start to its run's
+	begun   time.Time    // the slot began (before its settings)
+	started time.Time    // its command started; zero before
+	runs    [2][]float64 // seconds of every ended run, per side
+	before  []float64    // seconds from each slot's start to its run's
 
 	drawn  bool // the live line is on the screen
 	bol    bool // the other output ended a line (or there was none)
@@ -63,7 +61,7 @@ type progress struct {
 // expected time before each run (the fixed cool-down).
 func newProgress(w io.Writer, planned int, auto bool, overhead time.Duration) *progress {
 	p := &progress{w: w, live: liveTerminal(w), width: func() int { return termWidth(w) }, now: time.Now,
-		planned: planned, auto: auto, overhead: overhead, bol: true, last: [2]float64{math.NaN(), math.NaN()}}
+		planned: planned, auto: auto, overhead: overhead, bol: true}
 	if p.live {
 		p.stop = make(chan struct{})
 		p.ticked.Add(1)
@@ -201,8 +199,7 @@ func (p *progress) running() {
 func (p *progress) end(secs float64, code int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.last[p.slot.Side] = secs
-	p.runs = append(p.runs, secs)
+	p.runs[p.slot.Side] = append(p.runs[p.slot.Side], secs)
 	p.phase = "ended"
 	if p.live {
 		p.redraw()
@@ -274,9 +271,9 @@ func (p *progress) line() string {
 		fmt.Fprintf(&b, " %s", fmtDuration(p.now().Sub(p.begun)))
 	}
 	var last []string
-	for i, s := range p.last {
-		if !math.IsNaN(s) {
-			last = append(last, fmt.Sprintf("%s %.2f s", label(i), s))
+	for i, r := range p.runs {
+		if len(r) > 0 {
+			last = append(last, fmt.Sprintf("%s %.2f s", label(i), r[len(r)-1]))
 		}
 	}
 	if len(last) > 0 {
@@ -315,10 +312,11 @@ func (p *progress) kind() string {
 // one: settings, prepare, cool-down; until one is measured, the fixed
 // cool-down). ok is false before a run has ended.
 func (p *progress) eta() (time.Duration, bool) {
-	if len(p.runs) == 0 {
+	runs := slices.Concat(p.runs[0], p.runs[1])
+	if len(runs) == 0 {
 		return 0, false
 	}
-	run := median(p.runs)
+	run := median(runs)
 	before := p.overhead.Seconds()
 	if len(p.before) > 0 {
 		before = median(p.before)

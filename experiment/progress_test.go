@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"bytes"
-	"math"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +22,7 @@ func testProgress(live bool, planned int, overhead time.Duration) (*progress, *b
 	var b bytes.Buffer
 	c := &fakeClock{t: time.Unix(1e9, 0)}
 	p := &progress{w: &b, live: live, width: func() int { return 200 }, now: c.now, planned: planned,
-		overhead: overhead, bol: true, last: [2]float64{math.NaN(), math.NaN()}}
+		overhead: overhead, bol: true}
 	if live {
 		p.stop = make(chan struct{}) // no ticker: the tests draw by events alone
 	}
