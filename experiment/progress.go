@@ -60,12 +60,22 @@ type progress struct {
 // live when w is a terminal (and TERM is not "dumb"). overhead is the
 // expected time before each run (the fixed cool-down).
 func newProgress(w io.Writer, planned int, auto bool, overhead time.Duration) *progress {
-	p := &progress{w: w, live: liveTerminal(w), width: func() int { return termWidth(w) }, now: time.Now,
-		planned: planned, auto: auto, overhead: overhead, bol: true}
+	p := makeProgress(w, liveTerminal(w), planned, auto, overhead)
+	p.width = func() int { return termWidth(w) }
 	if p.live {
-		p.stop = make(chan struct{})
 		p.ticked.Add(1)
 		go p.tick()
+	}
+	return p
+}
+
+// makeProgress is newProgress without the terminal: live as told, 80
+// columns wide, and no ticker (the line is drawn on events alone).
+func makeProgress(w io.Writer, live bool, planned int, auto bool, overhead time.Duration) *progress {
+	p := &progress{w: w, live: live, width: func() int { return 80 }, now: time.Now,
+		planned: planned, auto: auto, overhead: overhead, bol: true}
+	if live {
+		p.stop = make(chan struct{})
 	}
 	return p
 }

@@ -18,14 +18,11 @@ type fakeClock struct{ t time.Time }
 func (c *fakeClock) now() time.Time      { return c.t }
 func (c *fakeClock) add(d time.Duration) { c.t = c.t.Add(d) }
 func (c *fakeClock) addS(s float64)      { c.add(time.Duration(s * float64(time.Second))) }
-func testProgress(live bool, planned int, overhead time.Duration) (*progress, *bytes.Buffer, *fakeClock) {
+func testProgress(live bool, planned int, auto bool, overhead time.Duration) (*progress, *bytes.Buffer, *fakeClock) {
 	var b bytes.Buffer
 	c := &fakeClock{t: time.Unix(1e9, 0)}
-	p := &progress{w: &b, live: live, width: func() int { return 200 }, now: c.now, planned: planned,
-		overhead: overhead, bol: true}
-	if live {
-		p.stop = make(chan struct{}) // no ticker: the tests draw by events alone
-	}
+	p := makeProgress(&b, live, planned, auto, overhead)
+	p.width, p.now = func() int { return 200 }, c.now
 	return p, &b, c
 }
 
@@ -43,7 +40,7 @@ func step(p *progress, c *fakeClock, id int, s Slot, before, secs float64) {
 // the median run time and the median time before a run (settings,
 // prepare, cool-down) for each slot still to come.
 func TestProgressPlain(t *testing.T) {
-	p, b, c := testProgress(false, 4, 5*time.Second)
+	p, b, c := testProgress(false, 4, false, 5*time.Second)
 	step(p, c, 1, Slot{0, true}, 2, 10)
 	step(p, c, 2, Slot{1, true}, 4, 20)
 	p.Write([]byte("a warning\n"))
@@ -65,7 +62,7 @@ func TestProgressPlain(t *testing.T) {
 // drawn again under it once that output ends its line, and cleared at the
 // end: the screen keeps the other output alone.
 func TestProgressLive(t *testing.T) {
-	p, b, c := testProgress(true, 4, 5*time.Second)
+	p, b, c := testProgress(true, 4, false, 5*time.Second)
 	p.begin(1, Slot{0, true})
 	if got, want := b.String(), clearLine+"hwpprobe: run 1 of 4: side A (warm-up), applying 0 s"; got != want {
 		t.Errorf("first draw %q, want %q", got, want)
@@ -121,7 +118,7 @@ func TestProgressLive(t *testing.T) {
 // one column, so it never wraps (a wrapped line cannot be redrawn with a
 // carriage return).
 func TestProgressLiveNarrow(t *testing.T) {
-	p, b, _ := testProgress(true, 10, 0)
+	p, b, _ := testProgress(true, 10, false, 0)
 	p.width = func() int { return 20 }
 	p.begin(1, Slot{Side: 1})
 	if got, want := b.String(), clearLine+"hwpprobe: run 1 of "; got != want {
@@ -131,8 +128,7 @@ func TestProgressLiveNarrow(t *testing.T) {
 
 // TestProgressAuto: an adaptive schedule's count and ETA are bounds.
 func TestProgressAuto(t *testing.T) {
-	p, _, c := testProgress(true, 12, 0)
-	p.auto = true
+	p, _, c := testProgress(true, 12, true, 0)
 	step(p, c, 1, Slot{Side: 0}, 0, 10)
 	if got, want := p.line(), "hwpprobe: run 1 of at most 12: side A, ended | last A 10.00 s | ETA at most 1m50s"; got != want {
 		t.Errorf("%q, want %q", got, want)
