@@ -89,3 +89,24 @@ func TestLoadFrequency(t *testing.T) {
 		t.Errorf("limit reasons %#x: want no limit at this load", r)
 	}
 }
+
+// TestOperatingPointKept: a CPU's operating point is computed again only
+// when the load the model takes from its busy fraction changes: busy 0.6
+// and 0.9 are both full load (the point is kept), 0.25 is not (mtl-165u
+// CPU 0 at EPP 64: 3360 MHz, as TestCounters).
+func TestOperatingPointKept(t *testing.T) {
+	m, _ := load(t, "mtl-165u", 1)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	c := m.cpus[0]
+	if got := m.operatingPoint(c, 0.6).mhz; got != 3840 {
+		t.Errorf("busy 0.6: %v MHz, want 3840", got)
+	}
+	c.op.mhz = -1 // marks the kept point
+	if got := m.operatingPoint(c, 0.9).mhz; got != -1 {
+		t.Errorf("busy 0.9 after 0.6: computed again (%v MHz), want the kept point", got)
+	}
+	if got := m.operatingPoint(c, 0.25).mhz; got != 3360 {
+		t.Errorf("busy 0.25: %v MHz, want 3360", got)
+	}
+}

@@ -195,10 +195,10 @@ func (m *Machine) demand(pkg int) *pkgDemand {
 
 // opPoint is a CPU's requested frequency, the bounds the hardware keeps
 // it in, and its power coefficient, for one value of its request
-// register and busy fraction.
+// register and load.
 type opPoint struct {
 	req      uint64  // the request register value it was computed for
-	busy     float64 // the busy fraction it was computed for
+	load     float64 // the load (loadOf) it was computed for
 	valid    bool
 	mhz      float64 // what the request gives (deliveredMHz)
 	floorMHz float64 // the lowest the hardware runs it at: HWP Lowest (AMD: CPPC lowest)
@@ -208,8 +208,9 @@ type opPoint struct {
 }
 
 // operatingPoint returns c's operating point at busy fraction b,
-// recomputed only when its request register or b changed (advance runs
-// on every read).
+// recomputed only when its request register or the load b gives changed
+// (advance runs on every read; a CPU busy at least fullLoadBusy keeps its
+// point however its busy fraction moves).
 func (m *Machine) operatingPoint(c *cpu, b float64) opPoint {
 	var req uint64 // the register deliveredMHz reads; none without a driver
 	switch m.desc.Driver.Name {
@@ -218,11 +219,12 @@ func (m *Machine) operatingPoint(c *cpu, b float64) opPoint {
 	case "amd-pstate-epp":
 		req = c.regs[msrCPPCReq]
 	}
-	if c.op.valid && c.op.req == req && c.op.busy == b {
+	u := loadOf(b)
+	if c.op.valid && c.op.req == req && c.op.load == u {
 		return c.op
 	}
 	mhz, ref := m.deliveredMHz(c, b)
-	op := opPoint{req: req, busy: b, valid: true, mhz: mhz, floorMHz: mhz, minMHz: 0}
+	op := opPoint{req: req, load: u, valid: true, mhz: mhz, floorMHz: mhz, minMHz: 0}
 	if ref > 0 {
 		op.coef = c.ct.ActiveW / math.Pow(ref, m.desc.Power.Exponent)
 	}
@@ -289,6 +291,10 @@ func (m *Machine) deliveredMHz(c *cpu, b float64) (mhz, ref float64) {
 // a CPU as fully loaded (assumed; docs/emulator.md).
 const fullLoadBusy = 0.5
 
+// loadOf is the load u = min(1, b/fullLoadBusy) of a CPU busy the
+// fraction b of the time: all the frequency model takes from b.
+func loadOf(b float64) float64 { return min(1, max(0, b)/fullLoadBusy) }
+
 // hwpTarget applies the frequency model to a request's min, max, desired
 // and EPP (HWP_REQUEST or CPPC_REQ fields) for a CPU busy the fraction b
 // of the time. With desired 0 the hardware chooses, with a = EPP/255 and
@@ -312,7 +318,7 @@ func hwpTarget(minReq, maxReq, desReq, eppReq uint8, lowest, efficient, highest 
 	t := des
 	if t == 0 {
 		a := float64(epp) / 255
-		u := min(1, max(0, b)/fullLoadBusy)
+		u := loadOf(b)
 		span := float64(highest - efficient)
 		// The first term is the full-load line, kept in integers so
 		// that it rounds as before the load term existed.
