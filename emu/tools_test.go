@@ -176,16 +176,18 @@ x86_energy_perf_policy --cpu 0`)
 
 // modelFigures is what the model delivers over one emulated second from
 // the current state of m (a fixed load, no limit binding): every CPU's
-// APERF and MPERF counts, the package's and the cores' watts.
+// APERF and MPERF counts, the package's and the cores' watts, and the
+// emulated TSC rate.
 type modelFigures struct {
 	aperf, mperf []float64
 	pkgW, corW   float64
+	tscMHz       float64
 }
 
 func measureModel(t *testing.T, m *Machine, clk *fakeClock) modelFigures {
 	t.Helper()
 	n := m.NumCPUs()
-	f := modelFigures{aperf: make([]float64, n), mperf: make([]float64, n)}
+	f := modelFigures{aperf: make([]float64, n), mperf: make([]float64, n), tscMHz: float64(m.Description().TSCMHz)}
 	for c := range n {
 		f.aperf[c], f.mperf[c] = -float64(msr(t, m, c, 0xe8)), -float64(msr(t, m, c, 0xe7))
 	}
@@ -195,8 +197,8 @@ func measureModel(t *testing.T, m *Machine, clk *fakeClock) modelFigures {
 		f.aperf[c] += float64(msr(t, m, c, 0xe8))
 		f.mperf[c] += float64(msr(t, m, c, 0xe7))
 	}
-	f.pkgW = float64(uint32(msr(t, m, 0, 0x611)-p0)) / 16384 // mtl-165u: ESU 14
-	f.corW = float64(uint32(msr(t, m, 0, 0x639)-c0)) / 16384
+	f.pkgW = float64(uint32(msr(t, m, 0, 0x611)-p0)) * m.energyUnit()
+	f.corW = float64(uint32(msr(t, m, 0, 0x639)-c0)) * m.energyUnit()
 	return f
 }
 
@@ -239,25 +241,26 @@ func near(got, want, tol float64) bool { return math.Abs(got/want-1) <= tol }
 // is compared, with the model's own figure computed in process.
 
 // turbostatScale is the factor that puts a turbostat row's per-interval
-// figures on emulated time, for CPUs busy the fraction busy.
-func turbostatScale(t *testing.T, r tooltable.Row, busy float64) float64 {
+// figures on emulated time, for CPUs busy the fraction busy of a machine
+// whose TSC counts tscMHz.
+func turbostatScale(t *testing.T, r tooltable.Row, busy, tscMHz float64) float64 {
 	t.Helper()
 	b, ok1 := r.Float("Busy%")
 	tsc, ok2 := r.Float("TSC_MHz")
 	if !ok1 || !ok2 || b <= 0 || tsc <= 0 {
 		t.Fatalf("turbostat row %v: no Busy%% or TSC_MHz", r)
 	}
-	return busy * 1700 * 100 / (b * tsc)
+	return busy * tscMHz * 100 / (b * tsc)
 }
 
 // watchScale is the same for a row of hwpprobe watch.
-func watchScale(t *testing.T, r tooltable.Row) float64 {
+func watchScale(t *testing.T, r tooltable.Row, tscMHz float64) float64 {
 	t.Helper()
 	tsc, ok := r.Float("TSC_MHz")
 	if !ok || tsc <= 0 {
 		t.Fatalf("hwpprobe watch row %v: no TSC_MHz", r)
 	}
-	return 1700 / tsc
+	return tscMHz / tsc
 }
 
 // figure is one figure of a tool's row, or a failed test.
@@ -303,8 +306,8 @@ func testTurbostatAgreesWithWatch(t *testing.T, e toolEnv) {
 		bzyScaled bool
 		wattsCPU  int
 	}{
-		{"turbostat", ts, tooltable.Turbostat, func(r tooltable.Row) float64 { return turbostatScale(t, r, busy) }, false, 0},
-		{"hwpprobe watch", hp, tooltable.Watch, func(r tooltable.Row) float64 { return watchScale(t, r) }, true, n - 1},
+		{"turbostat", ts, tooltable.Turbostat, func(r tooltable.Row) float64 { return turbostatScale(t, r, busy, model.tscMHz) }, false, 0},
+		{"hwpprobe watch", hp, tooltable.Watch, func(r tooltable.Row) float64 { return watchScale(t, r, model.tscMHz) }, true, n - 1},
 	} {
 		out, err := os.ReadFile(tool.path)
 		if err != nil {
@@ -330,7 +333,7 @@ func testTurbostatAgreesWithWatch(t *testing.T, e toolEnv) {
 		}
 		want := map[string]float64{"PkgWatt": model.pkgW, "CorWatt": model.corW}
 		for c := range n {
-			want[fmt.Sprintf("cpu%d Bzy_MHz", c)] = 1700 * model.aperf[c] / model.mperf[c]
+			want[fmt.Sprintf("cpu%d Bzy_MHz", c)] = model.tscMHz * model.aperf[c] / model.mperf[c]
 		}
 		for name, w := range want {
 			if g := median(got[name]); !near(g, w, 0.01) {
@@ -383,6 +386,7 @@ func testTurbostatSummaryIdleCPUs(t *testing.T, e toolEnv) {
 	hpOut := e.runBusy(t, fmt.Sprintf(load, "0"), "mtl-165u", probe, "watch", "-i", "500ms", "-n", "6", "--show", "Avg_MHz,Bzy_MHz,TSC_MHz")
 	tsLoad, tsMean := busy(1e-6)
 	hpLoad, _ := busy(0)
+	tsModel, hpModel := mtlModel(t, tsLoad), mtlModel(t, hpLoad)
 	for _, tool := range []struct {
 		name  string
 		out   string
@@ -392,10 +396,11 @@ func testTurbostatSummaryIdleCPUs(t *testing.T, e toolEnv) {
 		// avgScale and bzyScale put the row's figures on emulated time.
 		avgScale, bzyScale func(r tooltable.Row) float64
 	}{
-		{"turbostat", tsOut, mtlModel(t, tsLoad), tooltable.Turbostat(tsOut), map[string]string{"CPU": "-"},
-			func(r tooltable.Row) float64 { return turbostatScale(t, r, tsMean) }, func(tooltable.Row) float64 { return 1 }},
-		{"hwpprobe watch", hpOut, mtlModel(t, hpLoad), tooltable.Watch(hpOut), map[string]string{"Type": "-"},
-			func(r tooltable.Row) float64 { return watchScale(t, r) }, func(r tooltable.Row) float64 { return watchScale(t, r) }},
+		{"turbostat", tsOut, tsModel, tooltable.Turbostat(tsOut), map[string]string{"CPU": "-"},
+			func(r tooltable.Row) float64 { return turbostatScale(t, r, tsMean, tsModel.tscMHz) }, func(tooltable.Row) float64 { return 1 }},
+		{"hwpprobe watch", hpOut, hpModel, tooltable.Watch(hpOut), map[string]string{"Type": "-"},
+			func(r tooltable.Row) float64 { return watchScale(t, r, hpModel.tscMHz) },
+			func(r tooltable.Row) float64 { return watchScale(t, r, hpModel.tscMHz) }},
 	} {
 		if len(tool.tbs) < 5 {
 			t.Fatalf("%s: %d samples, want 6\n%s", tool.name, len(tool.tbs), tool.out)
@@ -406,8 +411,8 @@ func testTurbostatSummaryIdleCPUs(t *testing.T, e toolEnv) {
 			avg = append(avg, figure(t, r, "Avg_MHz")*tool.avgScale(r))
 			bzy = append(bzy, figure(t, r, "Bzy_MHz")*tool.bzyScale(r))
 			if tool.name == "hwpprobe watch" {
-				if tsc := figure(t, r, "TSC_MHz"); !near(tsc, 1700, 0.2) {
-					t.Errorf("hwpprobe watch TSC_MHz %v, want 1700 within 20%%\n%s", tsc, tool.out)
+				if tsc := figure(t, r, "TSC_MHz"); !near(tsc, tool.model.tscMHz, 0.2) {
+					t.Errorf("hwpprobe watch TSC_MHz %v, want %v within 20%%\n%s", tsc, tool.model.tscMHz, tool.out)
 				}
 			}
 		}
@@ -420,7 +425,7 @@ func testTurbostatSummaryIdleCPUs(t *testing.T, e toolEnv) {
 			name string
 			got  []float64
 			want float64
-		}{{"Avg_MHz", avg, sa / 1e6 / float64(len(tool.model.aperf))}, {"Bzy_MHz", bzy, 1700 * sa / sm}} {
+		}{{"Avg_MHz", avg, sa / 1e6 / float64(len(tool.model.aperf))}, {"Bzy_MHz", bzy, tool.model.tscMHz * sa / sm}} {
 			if g := median(c.got); !near(g, c.want, 0.01) {
 				t.Errorf("%s %s: %.1f (median of %.1f on emulated time), model %.1f: want within 1%%\n%s", tool.name, c.name, g, c.got, c.want, tool.out)
 			}
