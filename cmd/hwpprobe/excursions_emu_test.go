@@ -16,9 +16,7 @@ import (
 // `sleep 1.5` into out.
 func recordEmulated(t *testing.T, pre, out string) {
 	t.Helper()
-	const cpu = "/sys/devices/system/cpu/"
-	script := pre + "for f in " + cpu + "cpufreq/policy*/scaling_governor; do echo performance > $f || exit 1; done; " +
-		hwpprobeBin + " record -o " + out + " -i 250ms -- sleep 1.5"
+	script := pre + allPerformance + hwpprobeBin + " record -o " + out + " -i 250ms -- sleep 1.5"
 	runEmu(t, 2*time.Minute, "run", "--busy", "1", "mtl-165u", "--", "sh", "-c", script)
 }
 
@@ -36,8 +34,7 @@ func recordEmulated(t *testing.T, pre, out string) {
 func TestDiffExcursionsEmulated(t *testing.T) {
 	dir := t.TempDir()
 	free, held := filepath.Join(dir, "free.hwpr"), filepath.Join(dir, "held.hwpr")
-	const rapl = "/sys/class/powercap/intel-rapl:0/"
-	recordEmulated(t, "echo 200000000 > "+rapl+"constraint_0_power_limit_uw && echo 200000000 > "+rapl+"constraint_1_power_limit_uw || exit 1; ", free)
+	recordEmulated(t, raisePowerLimits, free)
 	recordEmulated(t, "", held)
 
 	// The recordings carry IA32_HWP_STATUS in every CPU row.

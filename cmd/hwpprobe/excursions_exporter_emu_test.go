@@ -16,8 +16,7 @@ func exporterUnder(t *testing.T, ctx context.Context, machine, pre string) strin
 	t.Helper()
 	dir := t.TempDir()
 	script := `D=$1; H=$2
-` + pre + `
-for f in /sys/devices/system/cpu/cpufreq/policy*/scaling_governor; do echo performance > $f || exit 1; done
+` + pre + allPerformance + `
 "$H" exporter --listen 127.0.0.1:0 --min-interval 100ms 2> $D/log & P=$!
 trap 'kill $P 2>/dev/null' EXIT
 i=0; while [ ! -e $D/stop ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done`
@@ -39,14 +38,13 @@ i=0; while [ ! -e $D/stop ] && [ $i -lt 2400 ]; do sleep 0.05; i=$((i+1)); done`
 // zen4-amd-pstate (CPUID leaf 6 without HWP) neither metric exists:
 // absent, not 0.
 func TestExporterExcursions(t *testing.T) {
-	const rapl = "/sys/class/powercap/intel-rapl:0/"
 	tests := []struct {
 		name, machine, pre string
 		bit                float64
 		present            bool
 	}{
 		{"held", "mtl-165u", "", 1, true},
-		{"free", "mtl-165u", "echo 200000000 > " + rapl + "constraint_0_power_limit_uw && echo 200000000 > " + rapl + "constraint_1_power_limit_uw || exit 1", 0, true},
+		{"free", "mtl-165u", raisePowerLimits, 0, true},
 		{"no HWP", "zen4-amd-pstate", "", 0, false},
 	}
 	for _, tc := range tests {

@@ -14,6 +14,16 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
+// Shell commands for the scenarios under `hwpemu run --busy 1 mtl-165u`:
+// allPerformance switches every CPU to the performance governor, whose
+// requests draw 69.4 W (docs/emulator.md); raisePowerLimits raises PL1
+// and PL2 to 200 W through powercap, so that nothing limits them.
+const (
+	allPerformance   = "for f in /sys/devices/system/cpu/cpufreq/policy*/scaling_governor; do echo performance > $f || exit 1; done; "
+	raisePowerLimits = "echo 200000000 > /sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw && " +
+		"echo 200000000 > /sys/class/powercap/intel-rapl:0/constraint_1_power_limit_uw || exit 1; "
+)
+
 var hwpemuBuild struct {
 	sync.Mutex
 	path string

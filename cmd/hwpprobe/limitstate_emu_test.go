@@ -22,8 +22,7 @@ func limitStateRun(t *testing.T, flags []string, pre string) (snapJSON []byte, s
 	t.Helper()
 	dir := t.TempDir()
 	snap, wat := filepath.Join(dir, "snap.json"), filepath.Join(dir, "watch.txt")
-	const cpu = "/sys/devices/system/cpu/"
-	script := pre + "for f in " + cpu + "cpufreq/policy*/scaling_governor; do echo performance > $f || exit 1; done; sleep 1; " +
+	script := pre + allPerformance + "sleep 1; " +
 		hwpprobeBin + " snapshot --json > " + snap + " && " + hwpprobeBin + " snapshot > " + snap + ".txt && " +
 		hwpprobeBin + " watch -i 200ms -n 2 --show PkgWatt,Limits,ExcMin > " + wat
 	runEmu(t, 2*time.Minute, append(append([]string{"run", "--busy", "1"}, flags...), "mtl-165u", "--", "sh", "-c", script)...)
@@ -60,7 +59,6 @@ func limitStateRun(t *testing.T, flags []string, pre string) (snapJSON []byte, s
 // The bits are checked with hwp.DecodeLimitReasons over the SDM's table
 // and hwp.DecodeStatus on the raw values the snapshot carries.
 func TestLimitStateEmulated(t *testing.T) {
-	const rapl = "/sys/class/powercap/intel-rapl:0/"
 	tests := []struct {
 		name       string
 		flags      []string
@@ -74,7 +72,7 @@ func TestLimitStateEmulated(t *testing.T) {
 		{"held", []string{"--time-scale", "28"}, "", 1<<10 | 1<<26 | 1<<27, []string{"PkgPwrL1"}, 14, "PkgPwrL1",
 			[]string{"limit reasons 0x0c000400: active PkgPwrL1; logged PkgPwrL1, PkgPwrL2 (SDM vol. 4 MSR 64FH",
 				"HWP_STATUS Excursion_To_Minimum (sticky, since last cleared): set on 4 of 4 CPUs (0-3)", "set on 8 of 8 CPUs (4-11)", "set on 2 of 2 CPUs (12-13)"}},
-		{"free", nil, "echo 200000000 > " + rapl + "constraint_0_power_limit_uw && echo 200000000 > " + rapl + "constraint_1_power_limit_uw || exit 1; ",
+		{"free", nil, raisePowerLimits,
 			0, []string{}, 0, "none",
 			[]string{"limit reasons 0x00000000: active none; logged none", "cleared): set on 0 of 4 CPUs\n",
 				"set on 0 of 8 CPUs\n", "set on 0 of 2 CPUs\n", "powercap intel-rapl:0 (msr): PL1 200.000 Watts"}},
