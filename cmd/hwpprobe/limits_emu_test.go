@@ -51,8 +51,12 @@ func TestRecordPowerLimits(t *testing.T) {
 	// that clock (on a loaded host, a read late by a quarter second
 	// doubles one interval's watts). So the watts are put on emulated
 	// time (recordIntervals: by the last CPU's emulated TSC, read next to
-	// the energy counter) and a phase's median is compared, within 1%
-	// (TestPowerLimits in package emu checks the model exactly). A
+	// the energy counter) and a phase's median is compared, within 3%
+	// (TestPowerLimits in package emu checks the model exactly). The TSC
+	// and the energy counter are two reads through FUSE, and at time
+	// scale 4 a host pause between them moves a phase's median: on a
+	// contended host medians of 56.14, 57.75 and 58.39 W (PL2) and 14.81
+	// and 15.38 W (PL1) were seen, within 2.5%. A
 	// phase's intervals are those whose limit reason is that of the
 	// interval before and after (the ones around a change straddle two
 	// phases).
@@ -71,8 +75,8 @@ func TestRecordPowerLimits(t *testing.T) {
 			t.Errorf("%s phase: %d intervals, want 3 or more; reasons %#x", ph.name, len(ws), reasons)
 			continue
 		}
-		if w := median(ws, func(iv toolInterval) float64 { return iv.watts }); math.Abs(w-ph.watts) > ph.watts/100 {
-			t.Errorf("%s phase: median %.2f W on emulated time over %d intervals, want %g W within 1%%", ph.name, w, len(ws), ph.watts)
+		if w := median(ws, func(iv toolInterval) float64 { return iv.watts }); math.Abs(w-ph.watts) > ph.watts*3/100 {
+			t.Errorf("%s phase: median %.2f W on emulated time over %d intervals, want %g W within 3%%", ph.name, w, len(ws), ph.watts)
 		}
 	}
 	if last := reasons[len(reasons)-1]; last&(1<<10) == 0 || last&(1<<26) == 0 || last&(1<<27) == 0 {
