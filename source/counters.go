@@ -14,6 +14,7 @@ func (s *Set) probeCounters(cfg Config) {
 	st := &s.setup
 	var evs []perfcount.Event
 	perfHas := map[string]bool{}
+	var noPMU error // the msr PMU is not there: said in the Avg_MHz note
 	if cfg.Perf {
 		if pmu, err := perfcount.ProbePMU(cfg.Root, "msr"); err == nil {
 			for _, n := range []string{"aperf", "mperf", "tsc"} {
@@ -23,7 +24,7 @@ func (s *Set) probeCounters(cfg Config) {
 				}
 			}
 		} else {
-			s.note("Avg_MHz", "perf: %v", err)
+			noPMU = err
 		}
 		for _, n := range []string{"instructions", "cycles", "ref-cycles"} {
 			e, _ := perfcount.Hardware(n)
@@ -77,9 +78,9 @@ func (s *Set) probeCounters(cfg Config) {
 		// set by msrCounters
 	case all("tsc"):
 		st.TSC = sampler.SrcPerf
-		s.note("Avg_MHz", "no APERF/MPERF: %s; Avg_MHz, Busy%% and Bzy_MHz are not available", s.noCountersWhy(cfg, perfHas))
+		s.note("Avg_MHz", "no APERF/MPERF: %s; Avg_MHz, Busy%% and Bzy_MHz are not available", s.noCountersWhy(cfg, perfHas, noPMU))
 	default:
-		s.note("Avg_MHz", "no APERF/MPERF/TSC: %s", s.noCountersWhy(cfg, perfHas))
+		s.note("Avg_MHz", "no APERF/MPERF/TSC: %s; Avg_MHz, Busy%%, Bzy_MHz and TSC_MHz are not available", s.noCountersWhy(cfg, perfHas, noPMU))
 	}
 	if all("instructions") {
 		st.Instructions = sampler.SrcPerf
@@ -100,10 +101,14 @@ func (s *Set) probeCounters(cfg Config) {
 	}
 }
 
-// noCountersWhy explains the absence of APERF/MPERF.
-func (s *Set) noCountersWhy(cfg Config, perfHas map[string]bool) string {
+// noCountersWhy explains the absence of APERF/MPERF; noPMU is why the
+// perf msr PMU could not be probed, nil when it was.
+func (s *Set) noCountersWhy(cfg Config, perfHas map[string]bool, noPMU error) string {
 	var parts []string
-	if cfg.Perf {
+	switch {
+	case cfg.Perf && noPMU != nil:
+		parts = append(parts, noPMU.Error())
+	case cfg.Perf:
 		var miss []string
 		for _, n := range []string{"aperf", "mperf"} {
 			if !perfHas[n] {

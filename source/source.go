@@ -28,6 +28,7 @@ package source
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
@@ -165,8 +166,10 @@ func containsInt(l []int, v int) bool {
 	return false
 }
 
+// A note is one line: the lines of a joined error are separated by "; ".
 func (s *Set) note(figure, format string, a ...any) {
-	s.setup.Notes = append(s.setup.Notes, sampler.Note{Figure: figure, Reason: fmt.Sprintf(format, a...)})
+	reason := strings.ReplaceAll(fmt.Sprintf(format, a...), "\n", "; ")
+	s.setup.Notes = append(s.setup.Notes, sampler.Note{Figure: figure, Reason: reason})
 }
 
 // probeMSR reads reg on cpu once to learn whether it is there.

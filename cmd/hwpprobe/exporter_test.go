@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"net/http"
 	"os"
@@ -17,6 +19,8 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+
+	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 )
 
 // metrics is one scrape: metric families by name.
@@ -165,10 +169,54 @@ func startServing(t *testing.T, ctx context.Context, what string, stopWithin tim
 }
 
 // TestExporterHere runs the exporter on this machine (on the CI VMs: no
-// msr driver, no cpufreq): it serves the kernel's TSC-deadline writes
-// counted by eBPF and the TSC rate, each other figure (energy included)
-// is either served or named once as missing, and it runs as nobody.
+// msr driver, no cpufreq), under every host variant (Intel VM with an
+// energy-psys that reads 0 J, counting RAPL, AMD EPYC, bare): it serves
+// the kernel's TSC-deadline writes counted by eBPF; each figure is served
+// or named once, on one line, as missing, as the host's facilities say
+// (hostEnergy, hostTSC); and it runs as nobody.
 func TestExporterHere(t *testing.T) {
+	hostvariant.Each(t, exporterHere)
+}
+
+// hostEnergy is, per domain label of hwpprobe_energy_joules_total, how
+// the perf power PMU of the (masked) host offers it: true where it counts,
+// false where it reads 0; nil without a power PMU. Outside a masked
+// variant whether a host's event counts is not known: it is left out.
+func hostEnergy(t *testing.T, v hostvariant.Variant) (map[string]bool, bool) {
+	t.Helper()
+	domain := map[string]string{"energy-pkg": "package", "energy-cores": "core", "energy-gpu": "gpu", "energy-ram": "dram", "energy-psys": "psys"}
+	if v.Mask.Power != nil {
+		m := map[string]bool{}
+		for _, e := range v.Mask.Power {
+			m[domain[e.Name]] = e.Counts
+		}
+		return m, true
+	}
+	ents, err := os.ReadDir("/sys/bus/event_source/devices/power/events")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) > 0 {
+		return nil, false
+	}
+	return nil, true
+}
+
+// hostTSC is whether the (masked) host offers a TSC count: the perf msr
+// PMU's tsc event or the msr device.
+func hostTSC() bool {
+	for _, p := range []string{"/sys/bus/event_source/devices/msr/events/tsc", "/dev/cpu/0/msr"} {
+		if _, err := os.Stat(p); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+func exporterHere(t *testing.T, v hostvariant.Variant) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 	cmd, addr, log := startExporter(t, ctx, "--msr", "0x6e0", "--min-interval", "100ms")
@@ -186,14 +234,34 @@ func TestExporterHere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`).Match(st) {
+		t.Errorf("exporter does not run as nobody:\n%s", st)
+	}
 	b, _ := os.ReadFile(log)
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	seen := map[string]bool{}
+	missing := map[string]int{}
 	for _, l := range lines {
 		if seen[l] {
 			t.Errorf("log line repeated: %q", l)
 		}
 		seen[l] = true
+		if !strings.HasPrefix(l, "hwpprobe exporter: ") {
+			t.Errorf("log line %q does not start with %q: a message of several lines", l, "hwpprobe exporter: ")
+		}
+		if f, ok := strings.CutPrefix(l, "hwpprobe exporter: missing "); ok {
+			f, _, _ = strings.Cut(f, ":")
+			missing[f]++
+		}
+	}
+	for f, n := range missing {
+		if n > 1 {
+			t.Errorf("%d lines say %s is missing, want one\nlog:\n%s", n, f, b)
+		}
 	}
 	// Each per-CPU figure is served for cpu 0 or named in a "missing"
 	// line (a figure may be both: a TSC from the clock, an assumed TjMax).
@@ -210,20 +278,37 @@ func TestExporterHere(t *testing.T) {
 			t.Errorf("%s is neither served nor said missing (%s)\nlog:\n%s", name, figure, b)
 		}
 	}
-	// Energy: some domain is served, or a line says why there is none
-	// (no counters) or which do not advance (a VM's energy-psys).
-	if mf := m["hwpprobe_energy_joules_total"]; mf == nil && !regexp.MustCompile(`(?m)^hwpprobe exporter: missing (PkgWatt|energy) `).Match(b) {
-		t.Errorf("hwpprobe_energy_joules_total is neither served nor said missing\nlog:\n%s", b)
+	// The TSC is served wherever perf's msr PMU or the msr device has it,
+	// else named: Avg_MHz's line says TSC_MHz is not available either.
+	_, served := m.value("hwpprobe_cpu_tsc_frequency_hertz", map[string]string{"cpu": "0"})
+	if want := hostTSC(); served != want {
+		t.Errorf("hwpprobe_cpu_tsc_frequency_hertz for cpu 0 served %v, want %v (msr PMU tsc or msr device)", served, want)
 	}
-	if _, ok := m.value("hwpprobe_cpu_tsc_frequency_hertz", map[string]string{"cpu": "0"}); !ok {
-		t.Error("no hwpprobe_cpu_tsc_frequency_hertz for cpu 0: the TSC is there on every x86-64 machine (perf msr PMU, the MSR, or the clock)")
+	if !served && !regexp.MustCompile(`(?m)^hwpprobe exporter: missing Avg_MHz: no APERF/MPERF/TSC: .*TSC_MHz are not available$`).Match(b) {
+		t.Errorf("no TSC, and no line says why\nlog:\n%s", b)
 	}
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", cmd.Process.Pid))
-	if err != nil {
-		t.Fatal(err)
+	// Energy: each domain of the power PMU served where its counter
+	// counts, named as not advancing where it reads 0; without counters,
+	// one line says so.
+	energy, known := hostEnergy(t, v)
+	if !known {
+		t.Logf("host power PMU: whether its events count is not known; energy checked under the masked variants")
+		return
 	}
-	if !regexp.MustCompile(`(?m)^Uid:\s+65534\s+65534\s+65534\s+65534$`).Match(st) {
-		t.Errorf("exporter does not run as nobody:\n%s", st)
+	served = m["hwpprobe_energy_joules_total"] != nil
+	noCounters := regexp.MustCompile(`(?m)^hwpprobe exporter: missing PkgWatt: no energy counters: perf: perf power PMU \(.*\): PMU not present; `).Match(b)
+	if energy == nil {
+		if served || !noCounters {
+			t.Errorf("no power PMU: energy served %v, 'missing PkgWatt: no energy counters' line %v; want false, true\nlog:\n%s", served, noCounters, b)
+		}
+		return
+	}
+	for dom, counts := range energy {
+		_, served := m.value("hwpprobe_energy_joules_total", map[string]string{"package": "0", "domain": dom})
+		stuck := regexp.MustCompile(`(?m)^hwpprobe exporter: missing energy ` + dom + ` of package 0: the counter did not advance`).Match(b)
+		if served != counts || stuck == counts {
+			t.Errorf("energy %s (counts: %v): served %v, 'did not advance' line %v\nlog:\n%s", dom, counts, served, stuck, b)
+		}
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
@@ -15,9 +16,17 @@ import (
 // end-to-end tests run.
 var hwpprobeBin string
 
+// binEnv hands the built binary to the child test processes that
+// hostvariant.Each starts, which use it instead of building their own.
+const binEnv = "HWPPROBE_TEST_BIN"
+
 func TestMain(m *testing.M) {
+	hostvariant.Setup()
 	if out := os.Getenv(dumpEnv); out != "" {
 		os.Exit(dumpState(out))
+	}
+	if hwpprobeBin = os.Getenv(binEnv); hwpprobeBin != "" {
+		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "hwpprobe-bin")
 	if err != nil {
@@ -27,6 +36,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
+	os.Setenv(binEnv, hwpprobeBin)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
