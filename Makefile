@@ -17,21 +17,29 @@ build:
 
 # Tests run as root in CI: the real-kernel tests (eBPF, perf, FUSE
 # emulation) need it and do not skip there.
+# Host-dependent tests run once per host variant (internal/hostvariant):
+# the list of what ran is printed after the tests.
+VARIANT_LOG := $(CURDIR)/bin/host-variants.log
 test:
-	$(GO) test -count=1 -timeout 15m $(PKGS)
+	@mkdir -p bin; rm -f $(VARIANT_LOG)
+	@HWPPROBE_HOSTVARIANT_LOG=$(VARIANT_LOG) $(GO) test -count=1 -timeout 15m $(PKGS); rc=$$?; \
+	echo "host variants run (internal/hostvariant, docs/testing.md):"; \
+	sort -k3,3 -k4,4 -k2,2 $(VARIANT_LOG) 2>/dev/null | sed 's/^/  /'; exit $$rc
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet $(PKGS)
 	$(GO) tool staticcheck $(PKGS)
 
-# Regenerates the eBPF objects (needs clang; `make deps` installs it).
+# Regenerates the eBPF objects (needs clang; `make deps` installs it) and
+# records the compiler and the source's hash in ebpf/msrtrace.gen.
 generate:
-	$(GO) generate ./ebpf/...
+	GO=$(GO) scripts/bpfgen.sh generate
 
-# Fails when the committed eBPF objects differ from what the C sources give.
-check-generate: generate
-	@git diff --exit-code --stat -- ebpf/ || (echo "committed eBPF objects are stale: run make generate"; exit 1)
+# Fails when the committed eBPF objects are not what the C source gives:
+# byte for byte with the recorded clang, by structure with any other.
+check-generate:
+	GO=$(GO) scripts/bpfgen.sh check
 
 deps:
 	scripts/install-deps.sh

@@ -4,12 +4,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 )
 
 // writeTree creates files under a temporary root.
@@ -139,11 +141,22 @@ func TestDelta(t *testing.T) {
 // The tests below use the running kernel: CI runs as root on the same kind
 // of VM, so they do not skip.
 
-// TestRealMSRPMU opens the msr PMU's tsc on every online CPU together with
+// TestRealMSRPMU, under every host variant (the bare one has no msr PMU:
+// ErrNoPMU), opens the msr PMU's tsc on every online CPU together with
 // software events, and checks that the TSC advances by about the elapsed
 // time times the TSC frequency the kernel reports.
 func TestRealMSRPMU(t *testing.T) {
+	hostvariant.Each(t, realMSRPMU)
+}
+
+func realMSRPMU(t *testing.T, v hostvariant.Variant) {
 	msr, err := ProbePMU("/", "msr")
+	if slices.Contains(v.Mask.Hide, "/sys/bus/event_source/devices/msr") {
+		if !errors.Is(err, ErrNoPMU) {
+			t.Errorf("msr PMU hidden: ProbePMU %v, want ErrNoPMU", err)
+		}
+		return
+	}
 	if err != nil {
 		t.Fatalf("the msr PMU should be registered on these VMs: %v", err)
 	}
@@ -229,11 +242,19 @@ func TestRealUnsupportedEvents(t *testing.T) {
 	}
 }
 
-// TestRealPowerPMU: where the power PMU exists (some of these VMs list
-// energy-psys, which reads 0 J) its events open on the cpumask CPUs with
-// scale and unit; where it does not, ProbePMU says ErrNoPMU.
+// TestRealPowerPMU, under every host variant: where the power PMU exists
+// (Intel VMs list energy-psys, which reads 0 J) its events open on the
+// cpumask CPUs with scale and unit; where it does not, ProbePMU says
+// ErrNoPMU.
 func TestRealPowerPMU(t *testing.T) {
+	hostvariant.Each(t, realPowerPMU)
+}
+
+func realPowerPMU(t *testing.T, v hostvariant.Variant) {
 	p, err := ProbePMU("/", "power")
+	if want := v.Mask.Power != nil; v.Name != "host" && want != (err == nil) {
+		t.Fatalf("ProbePMU(power): %v; the variant has a power PMU: %v", err, want)
+	}
 	if errors.Is(err, ErrNoPMU) {
 		if _, serr := os.Stat("/sys/bus/event_source/devices/power"); serr == nil {
 			t.Fatalf("ErrNoPMU although the power PMU directory exists")

@@ -50,7 +50,9 @@ func (s *Set) probeCounters(cfg Config) {
 			g, err := perfcount.OpenGroup(-1, c.CPU, evs)
 			if err != nil {
 				if i == 0 {
-					s.note("perf", "no perf events open on cpu%d: %v", c.CPU, err)
+					// Without the group the hardware events are
+					// what is lost (the TSC's note is Avg_MHz's).
+					s.note("IPC", "no perf events open on cpu%d: %v", c.CPU, err)
 				}
 				continue
 			}

@@ -3,6 +3,7 @@ package source
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/sampler"
@@ -226,10 +228,16 @@ func TestPlacement(t *testing.T) {
 	}
 }
 
-// TestRealVM runs on the development/CI VM itself: the perf msr PMU has
-// tsc only, there is no hardware PMU, no msr driver and no powercap.
-// TSC_MHz comes from perf; everything else is absent with a reason.
+// TestRealVM runs on the development/CI VM itself, under every host
+// variant: the perf msr PMU has tsc only (or is hidden), there is no
+// hardware PMU, no msr driver and no powercap. TSC_MHz comes from perf;
+// energy from the power PMU where a variant has one; everything else is
+// absent with a reason, one note of one line per figure.
 func TestRealVM(t *testing.T) {
+	hostvariant.Each(t, realVM)
+}
+
+func realVM(t *testing.T, v hostvariant.Variant) {
 	online, err := cpus.Online("/")
 	if err != nil {
 		t.Fatal(err)
@@ -244,15 +252,45 @@ func TestRealVM(t *testing.T) {
 	}
 	defer set.Close()
 	st := set.Setup()
-	if st.TSC != sampler.SrcPerf {
-		t.Fatalf("TSC source %v, want perf (msr PMU tsc); notes %v", st.TSC, st.Notes)
-	}
 	notes := map[string]string{}
 	for _, n := range st.Notes {
+		if _, dup := notes[n.Figure]; dup {
+			t.Errorf("two notes for %s: %q and %q", n.Figure, notes[n.Figure], n.Reason)
+		}
+		if strings.Contains(n.Reason, "\n") {
+			t.Errorf("note for %s of several lines: %q", n.Figure, n.Reason)
+		}
 		notes[n.Figure] += n.Reason
 	}
-	if st.Counters != sampler.SrcNone || !strings.Contains(notes["Avg_MHz"], "no aperf/mperf") {
-		t.Errorf("counters %v, Avg_MHz note %q", st.Counters, notes["Avg_MHz"])
+	noMSRPMU := slices.Contains(v.Mask.Hide, "/sys/bus/event_source/devices/msr")
+	wantTSC, wantNote := sampler.SrcPerf, "no aperf/mperf"
+	if noMSRPMU {
+		wantTSC, wantNote = sampler.SrcNone, "perf msr PMU (/sys/bus/event_source/devices/msr): PMU not present"
+	}
+	if st.TSC != wantTSC {
+		t.Fatalf("TSC source %v, want %v; notes %v", st.TSC, wantTSC, st.Notes)
+	}
+	if st.Counters != sampler.SrcNone || !strings.Contains(notes["Avg_MHz"], wantNote) {
+		t.Errorf("counters %v, Avg_MHz note %q, want it to say %q", st.Counters, notes["Avg_MHz"], wantNote)
+	}
+	// Energy: each event of a stand-in power PMU is a perf domain; with
+	// no power PMU, no powercap and no msr device, none, with a note.
+	if v.Mask.Power != nil {
+		for _, e := range v.Mask.Power {
+			d := slices.Index(perfDomains[:], e.Name)
+			if st.Energy[d].Src != sampler.SrcPerf {
+				t.Errorf("energy %s: source %v, want perf", e.Name, st.Energy[d].Src)
+			}
+		}
+	} else if slices.Contains(v.Mask.Hide, "/sys/bus/event_source/devices/power") {
+		for d, ec := range st.Energy {
+			if ec.Src != sampler.SrcNone {
+				t.Errorf("energy domain %d: source %v without any counter", d, ec.Src)
+			}
+		}
+		if !strings.Contains(notes["PkgWatt"], "no energy counters") {
+			t.Errorf("PkgWatt note %q, want it to say there are no energy counters", notes["PkgWatt"])
+		}
 	}
 	if st.Instructions != sampler.SrcNone || !strings.Contains(notes["IPC"], "not supported") {
 		t.Errorf("instructions %v, IPC note %q", st.Instructions, notes["IPC"])
@@ -267,7 +305,11 @@ func TestRealVM(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range smp.CPUs {
-		if mhz := c.TSCMHz.V; !c.TSCMHz.OK() || mhz < 1000 || mhz > 10000 {
+		if noMSRPMU {
+			if c.TSCMHz.Src != sampler.SrcNone {
+				t.Errorf("cpu%d TSC_MHz %+v without a TSC source", c.CPU, c.TSCMHz)
+			}
+		} else if mhz := c.TSCMHz.V; !c.TSCMHz.OK() || mhz < 1000 || mhz > 10000 {
 			t.Errorf("cpu%d TSC_MHz %+v, want 1000-10000 from perf", c.CPU, c.TSCMHz)
 		}
 		if c.AvgMHz.Src != sampler.SrcNone || c.IPC.Src != sampler.SrcNone {

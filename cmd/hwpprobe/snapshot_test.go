@@ -12,13 +12,19 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/snapshot/fixture"
 )
 
-// TestSnapshotThisMachine runs snapshot for real on the CI/dev VM: no msr
-// driver, no cpufreq. It must exit 0 with a capability report.
+// TestSnapshotThisMachine runs snapshot for real on the CI/dev VM (no msr
+// driver, no cpufreq) under every host variant. It must exit 0 with a
+// capability report.
 func TestSnapshotThisMachine(t *testing.T) {
+	hostvariant.Each(t, func(t *testing.T, _ hostvariant.Variant) { snapshotThisMachine(t) })
+}
+
+func snapshotThisMachine(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Fatal("must run as root (CI does)")
 	}

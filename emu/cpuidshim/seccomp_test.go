@@ -5,16 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
-	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
+	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 )
 
 // noFaultChild makes the test binary a launcher: it refuses
@@ -35,36 +33,8 @@ func TestMain(m *testing.M) {
 // execWithoutFaulting installs the filter on every thread and executes
 // args; it returns only on failure.
 func execWithoutFaulting(args []string) error {
-	runtime.LockOSThread()
-	const (
-		nr   = 0  // offsetof(struct seccomp_data, nr)
-		arch = 4  // offsetof(struct seccomp_data, arch)
-		arg0 = 16 // offsetof(struct seccomp_data, args[0]), low half
-	)
-	ld := func(off uint32) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_LD | unix.BPF_W | unix.BPF_ABS, K: off}
-	}
-	jeq := func(k uint32, skipFalse uint8) unix.SockFilter {
-		return unix.SockFilter{Code: unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, K: k, Jf: skipFalse}
-	}
-	ret := func(k uint32) unix.SockFilter { return unix.SockFilter{Code: unix.BPF_RET | unix.BPF_K, K: k} }
-	filter := []unix.SockFilter{
-		ld(arch), jeq(unix.AUDIT_ARCH_X86_64, 5), // else allow
-		ld(nr), jeq(unix.SYS_ARCH_PRCTL, 3),
-		ld(arg0), jeq(archSetCPUID, 1),
-		ret(unix.SECCOMP_RET_ERRNO | uint32(unix.ENODEV)),
-		ret(unix.SECCOMP_RET_ALLOW),
-	}
-	prog := unix.SockFprog{Len: uint16(len(filter)), Filter: &filter[0]}
-	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("PR_SET_NO_NEW_PRIVS: %w", err)
-	}
-	if _, _, e := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER,
-		unix.SECCOMP_FILTER_FLAG_TSYNC, uintptr(unsafe.Pointer(&prog))); e != 0 {
-		return fmt.Errorf("seccomp: %w", e)
-	}
-	if _, _, e := unix.Syscall(unix.SYS_ARCH_PRCTL, archSetCPUID, 1, 0); e != unix.ENODEV {
-		return fmt.Errorf("arch_prctl(ARCH_SET_CPUID) under the filter: %v, want ENODEV", e)
+	if err := hostvariant.RefuseCPUIDFaulting(); err != nil {
+		return err
 	}
 	var env []string
 	for _, kv := range os.Environ() {

@@ -1,0 +1,15 @@
+package perfcount
+
+import (
+	"os"
+	"testing"
+
+	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
+)
+
+// TestMain lets hostvariant.Each run this package's real-kernel tests as
+// on every CI host kind.
+func TestMain(m *testing.M) {
+	hostvariant.Setup()
+	os.Exit(m.Run())
+}
