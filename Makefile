@@ -1,5 +1,10 @@
 # hwpprobe build. `make` builds bin/hwpprobe and bin/hwpemu; `make ci` is what
 # CI runs (installs test dependencies, checks generated code, lints, tests).
+# Go from the download lives in /usr/local/go/bin, which sudo's
+# secure_path drops: put it on PATH for make and everything it runs
+# (install-deps.sh, the tests' own go build) when no go is on PATH.
+GODIR    := $(if $(shell command -v go 2>/dev/null),,$(if $(wildcard /usr/local/go/bin/go),/usr/local/go/bin))
+export PATH := $(if $(GODIR),$(GODIR):)$(PATH)
 GO       ?= go
 # Pure-Go binaries: a cgo hwpemu deadlocks (see cmd/hwpemu/cgo_guard.go),
 # and static binaries run unchanged on lab machines.

@@ -16,7 +16,12 @@ done
 if ! command -v npm >/dev/null; then
 	need+=(nodejs npm)
 fi
-if ! command -v go >/dev/null && [ ! -x /usr/local/go/bin/go ]; then
+# make puts /usr/local/go/bin on PATH when no other go is there (sudo's
+# secure_path drops it); run alone, this script does the same.
+if ! command -v go >/dev/null && [ -x /usr/local/go/bin/go ]; then
+	PATH=/usr/local/go/bin:$PATH
+fi
+if ! command -v go >/dev/null; then
 	need+=(golang-go)
 fi
 if [ ${#need[@]} -gt 0 ]; then

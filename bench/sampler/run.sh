@@ -43,8 +43,11 @@ ROOT=$(pwd)
 # Makefile).
 CGO_ENABLED=0 go build -o "$T/hwpprobe" ./cmd/hwpprobe
 CGO_ENABLED=0 go build -o "$T/hwpemu" ./cmd/hwpemu
-# turbostat's CPUID shim, built as cpuidshim.Build does.
-cc -shared -fPIC -O2 -Wall -Werror -o "$T/cpuidshim.so" emu/cpuidshim/csrc/cpuidshim.c
+# turbostat's CPUID library and its environment: on a host without CPUID
+# faulting (AMD) the library patches turbostat's CPUID instructions, whose
+# addresses cpuidenv finds; without them turbostat would see the host's
+# vendor and read no Intel register.
+SHIM_ENV=$(go run ./internal/tools/cpuidenv "$T" turbostat | tr '\n' ' ')
 
 # Machines: mtl-2cpu (1 P-core, 2 threads); spr-2s cut to 128 and 512 CPUs.
 sed -e 's/^name: mtl-165u/name: mtl-2cpu/' \
@@ -60,14 +63,12 @@ sed -e 's/^name: spr-2s/name: spr-512/' -e 's/^packages: 2/packages: 4/' -e 's/c
 # request and EPB, which turbostat cannot show).
 TS_COLS=Busy%,Bzy_MHz,TSC_MHz,CoreTmp,PkgTmp,PkgWatt,CorWatt
 HP_COLS=$TS_COLS,HWPmin,HWPmax,HWPdes,EPP,EPB
-SHIM_ENV="HWPEMU_CPUID_DEV=/dev/cpu/0/cpuid HWPEMU_RLIMIT_NOFILE_CAP=1"
-SHIM_PRELOAD="$T/cpuidshim.so"
 
 # tool_cmd TOOL SAMPLES INTERVAL: the command line for one run.
 tool_cmd() {
 	case $1 in
 	hwpprobe) echo "$T/hwpprobe watch -i ${3}s -n $2 --show $HP_COLS" ;;
-	turbostat) echo "env $SHIM_ENV LD_PRELOAD='$SHIM_PRELOAD' turbostat --quiet --interval $3 --num_iterations $2 --show $TS_COLS" ;;
+	turbostat) echo "env $SHIM_ENV turbostat --quiet --interval $3 --num_iterations $2 --show $TS_COLS" ;;
 	esac
 }
 
@@ -109,7 +110,7 @@ echo "Same counters, same time (mtl-2cpu, both tools 3 x 1 s while this VM's CPU
 i=0
 while [ $i -lt "$(nproc)" ]; do timeout 8 sh -c 'while :; do :; done' & i=$((i + 1)); done
 "$T/hwpemu" run "$T/mtl-2cpu.yaml" -- sh -c "
-	$(tool_cmd turbostat 3 1) > $T/ts.out 2>/dev/null &
+	$(tool_cmd turbostat 3 1) > $T/ts.out 2>$T/ts.err &
 	$T/hwpprobe watch -i 1s -n 3 --show Bzy_MHz,PkgWatt,CorWatt > $T/hp.out
 	wait" >/dev/null 2>&1
 wait
@@ -118,7 +119,14 @@ summary() {
 	awk -v who="$1" '
 	/Bzy_MHz/ {for (i = 1; i <= NF; i++) col[$i] = i; hdr = 1; next}
 	hdr && (who == "turbostat" || $1 == "-") {b += $col["Bzy_MHz"]; p += $col["PkgWatt"]; c += $col["CorWatt"]; n++; hdr = 0}
-	END {printf "%-10s Bzy_MHz %7.1f  PkgWatt %7.3f  CorWatt %7.3f  (%d samples)\n", who, b/n, p/n, c/n, n}' "$2"
+	END {
+		if (n == 0) {
+			getline err < errf
+			printf "%-10s could not read the emulated machine: no samples (%s)\n", who, err ? err : "no output"
+			exit 1
+		}
+		printf "%-10s Bzy_MHz %7.1f  PkgWatt %7.3f  CorWatt %7.3f  (%d samples)\n", who, b/n, p/n, c/n, n}' errf="$3" "$2"
 }
-summary turbostat "$T/ts.out"
-summary hwpprobe "$T/hp.out"
+summary turbostat "$T/ts.out" "$T/ts.err" || status=1
+summary hwpprobe "$T/hp.out" /dev/null || status=1
+exit "${status:-0}"
