@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 
@@ -28,8 +29,13 @@ func readRec(t *testing.T, path string) *recording.Recording {
 }
 
 // TestRecordSleep is issue #4's acceptance run: record -- sleep 2 on this
-// machine (as root), then show and export read the file.
+// machine (as root), under every host variant, then show and export read
+// the file.
 func TestRecordSleep(t *testing.T) {
+	hostvariant.Each(t, func(t *testing.T, _ hostvariant.Variant) { recordSleep(t) })
+}
+
+func recordSleep(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "x.rec")
 	_, stderr, code := runBin(t, "record", "-o", out, "--trace-msrs", "0x6e0", "--", "sleep", "2")
 	if code != 0 {
