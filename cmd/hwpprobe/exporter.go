@@ -2,7 +2,9 @@ package main
 
 import (
 	"errors"
+	"net"
 	"os/signal"
+	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,6 +12,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/exporter"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 )
 
 func init() { subcommands = append(subcommands, newExporterCmd) }
@@ -33,6 +36,21 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.TextfileDir != "" && !cmd.Flags().Changed("listen") {
 				o.Listen = ""
+			}
+			if o.Listen == "" && o.TextfileDir == "" {
+				return cli.Usagef("exporter: nothing to do: --listen is empty and no --textfile DIR is given")
+			}
+			if o.Listen != "" {
+				if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+					return cli.Usagef("exporter: --listen %q: %w (want HOST:PORT, e.g. 127.0.0.1:9977)", o.Listen, err)
+				}
+			}
+			files := iocheck.Set{Inputs: []string{o.WebConfigFile}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+			if o.TextfileDir != "" {
+				files.Outputs = []iocheck.Output{{Name: "--textfile", Path: filepath.Join(o.TextfileDir, exporter.TextfileName)}}
+			}
+			if err := checkFiles("exporter", files); err != nil {
+				return err
 			}
 			var err error
 			if o.MSRs, err = tracefmt.ParseMSRFilter(msrs); err != nil {
