@@ -26,8 +26,11 @@ func TestStreamOverInput(t *testing.T) {
 		t.Fatalf("record: %d %s", code, stderr)
 	}
 	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
-	golden := filepath.Join(dir, "golden.txt")
+	golden, prof := filepath.Join(dir, "golden.txt"), filepath.Join(dir, "p.toml")
 	if err := os.WriteFile(golden, []byte("profile  core type\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(prof, []byte(`governor = "performance"`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	const (
@@ -51,7 +54,8 @@ func TestStreamOverInput(t *testing.T) {
 		{"report 2>>", []string{"report", exp, "-o", filepath.Join(dir, "exp.html")}, exp, 2, appendTo, ""},
 		{"convert 2>>", []string{"convert", rec, filepath.Join(dir, "new.rec")}, rec, 2, appendTo, ""},
 		{"matrix --expect >>", []string{"matrix", "performance", "--expect", golden}, golden, 1, appendTo, "hwpprobe: matrix: standard output is also an input (" + golden + "); write the output elsewhere\n"},
-		{"matrix @FILE 1<>", []string{"matrix", "@" + golden}, golden, 1, readWrite, "hwpprobe: matrix: standard output is also an input (" + golden + "); write the output elsewhere\n"},
+		{"matrix @FILE 1<>", []string{"matrix", "@" + prof}, prof, 1, readWrite, "hwpprobe: matrix: standard output is also an input (" + prof + "); write the output elsewhere\n"},
+		{"apply @FILE 2>>", []string{"apply", "--dry-run", "@" + prof}, prof, 2, appendTo, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,8 +89,8 @@ func TestStreamOverInput(t *testing.T) {
 			}
 		})
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 3 {
-		t.Errorf("%d files in %s, want only the 3 inputs", len(ents), dir)
+	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
+		t.Errorf("%d files in %s, want only the 4 inputs", len(ents), dir)
 	}
 }
 
@@ -107,12 +111,12 @@ func TestDiffOutputsFirst(t *testing.T) {
 		{"two", "-o exp.hwpr --markdown r.txt --json r.txt", "diff: --markdown r.txt and --json r.txt are the same file", 2},
 		{"jsondir", "-o exp.hwpr --json missing/r.json", "diff: --json missing/r.json cannot be written: no directory missing", 1},
 		{"expdir", "-o missing/exp.hwpr", "diff: -o missing/exp.hwpr cannot be written: no directory missing", 1},
-		{"stdout", "-o exp.hwpr >> $T/a.prof", "diff: standard output is also an input (a.prof); write the output elsewhere", 2},
+		{"stdout", "-o exp.hwpr >> $T/a.toml", "diff: standard output is also an input (a.toml); write the output elsewhere", 2},
 	}
-	script := "cd $T && echo performance > a.prof\nD before\n"
+	script := "cd $T && echo 'governor = \"performance\"' > a.toml\nD before\n"
 	for _, c := range cases {
-		// @a.prof: a profile file, read as an input.
-		script += "$H diff @a.prof powersave --runs 1 --warmup 0 " + c.args + " -- touch ran-" + c.name + " 2> err-" + c.name + "; echo \"" + c.name + " $?\" >> codes\n"
+		// @a.toml: a profile file, read as an input.
+		script += "$H diff @a.toml powersave --runs 1 --warmup 0 --force " + c.args + " -- touch ran-" + c.name + " 2> err-" + c.name + "; echo \"" + c.name + " $?\" >> codes\n"
 	}
 	script += "D after\n"
 	out, dir := emuScript(t, "mtl-165u", script)
@@ -134,7 +138,7 @@ func TestDiffOutputsFirst(t *testing.T) {
 			names = append(names, e.Name())
 		}
 	}
-	if d := cmp.Diff([]string{"a.prof", "after.json", "before.json", "codes"}, names); d != "" {
+	if d := cmp.Diff([]string{"a.toml", "after.json", "before.json", "codes"}, names); d != "" {
 		t.Errorf("files left (-want +got):\n%s\n%s", d, out)
 	}
 	if d := cmp.Diff(readDump(t, dir, "before"), readDump(t, dir, "after")); d != "" {
