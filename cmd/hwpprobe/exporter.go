@@ -4,7 +4,6 @@ import (
 	"errors"
 	"net"
 	"os/signal"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,10 +44,9 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 					return cli.Usagef("exporter: --listen %q: %w (want HOST:PORT, e.g. 127.0.0.1:9977)", o.Listen, err)
 				}
 			}
+			// The --textfile directory is exporter.Run's to check: it
+			// must be writable by --user, not by root (ErrNotDir).
 			files := iocheck.Set{Inputs: []string{o.WebConfigFile}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
-			if o.TextfileDir != "" {
-				files.Outputs = []iocheck.Output{{Name: "--textfile", Path: filepath.Join(o.TextfileDir, exporter.TextfileName)}}
-			}
 			if err := checkFiles("exporter", files); err != nil {
 				return err
 			}
