@@ -140,11 +140,18 @@ func WriteMatrix(w io.Writer, vs []*Verification) {
 	tw.Flush()
 }
 
+// MatrixLine is a line where a matrix's text differs from the expected
+// text: its number (from 1) and both versions ("" past the end).
+type MatrixLine struct {
+	N         int
+	Want, Got string
+}
+
 // CompareMatrix compares a matrix's text with the expected text, line by
-// line; the error wraps ErrMismatch and lists the differing lines.
-func CompareMatrix(got, want string) error {
+// line, and returns the lines that differ (none: the same).
+func CompareMatrix(got, want string) []MatrixLine {
 	g, wnt := strings.Split(strings.TrimRight(got, "\n"), "\n"), strings.Split(strings.TrimRight(want, "\n"), "\n")
-	var diffs []string
+	var diffs []MatrixLine
 	for i := 0; i < max(len(g), len(wnt)); i++ {
 		var a, b string
 		if i < len(wnt) {
@@ -154,11 +161,8 @@ func CompareMatrix(got, want string) error {
 			b = g[i]
 		}
 		if a != b {
-			diffs = append(diffs, fmt.Sprintf("line %d:\n  want: %s\n  got:  %s", i+1, a, b))
+			diffs = append(diffs, MatrixLine{N: i + 1, Want: a, Got: b})
 		}
 	}
-	if len(diffs) == 0 {
-		return nil
-	}
-	return fmt.Errorf("%w (%d lines):\n%s", ErrMismatch, len(diffs), strings.Join(diffs, "\n"))
+	return diffs
 }

@@ -46,8 +46,11 @@ func Restore(opt Options) (*RestoreResult, error) {
 	}
 	defer lock.Unlock()
 	j, err := lock.Read()
-	if err != nil || j == nil {
-		return &RestoreResult{}, err
+	if err != nil {
+		return nil, err // a journal that cannot be read is not "no journal"
+	}
+	if j == nil {
+		return &RestoreResult{}, nil
 	}
 	if j.Root != opt.FS.Root() || j.Emulated != opt.FS.Emulated() {
 		return nil, fmt.Errorf("%w: it was written for root %s (emulated %q), this is root %s (emulated %q)",

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/snapshot"
@@ -68,6 +69,9 @@ profile stays until 'hwpprobe restore'. See docs/apply.md.`,
 				return cli.Usagef("apply: want one PROFILE, then -- CMD")
 			}
 			o.Profile = args[0]
+			if err := checkFiles("apply", iocheck.Set{Inputs: profileFiles(args[:1]), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}); err != nil {
+				return err
+			}
 			if dash == 1 {
 				if o.Command = args[1:]; len(o.Command) == 0 {
 					return cli.Usagef("apply: no CMD after --")

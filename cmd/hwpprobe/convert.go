@@ -10,6 +10,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 
@@ -27,6 +28,10 @@ by any name. A recording cut short is converted up to its last whole record.
 See docs/convert.md.`,
 		Args: cli.ArgsUsage(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			files := iocheck.Set{Inputs: args[:1], Outputs: []iocheck.Output{{Path: args[1]}}, Streams: []iocheck.Stream{iocheck.Stderr()}}
+			if err := checkFiles("convert", files); err != nil {
+				return err
+			}
 			return convertFile(cmd.ErrOrStderr(), args[0], args[1])
 		},
 	}

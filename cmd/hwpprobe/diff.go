@@ -15,6 +15,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/experiment"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/report"
 	"github.com/hwpprobe/hwpprobe/sysfs"
@@ -90,7 +91,7 @@ signal N. See docs/diff.md.`,
 	f.StringVarP(&o.out, "output", "o", "", "experiment file (default diff-YYYYMMDD-HHMMSS.hwpr)")
 	f.BoolVar(&o.force, "force", false, "overwrite the experiment file")
 	cli.DurationVarP(f, &o.interval, "interval", "i", 100*time.Millisecond, minInterval, maxInterval, "sampling interval (10ms to 24h)")
-	f.StringVarP(&o.cpuSpec, "cpus", "C", "", "CPUs to sample (default: every online CPU)")
+	cli.CPUListVar(f, &o.cpuSpec, "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
 	f.StringVar(&o.traceMSRs, "trace-msrs", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "MSRs whose kernel writes are traced")
 	f.BoolVar(&o.noTrace, "no-trace", false, "do not trace the kernel's MSR writes")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the schedule and every setting write, change nothing")
@@ -126,9 +127,21 @@ func runDiff(cmd *cobra.Command, o *diffOptions, args []string) error {
 			return cli.Usagef("diff: give one experiment or two recordings, not %d files", len(args))
 		}
 		d.Paths = args
+		if err := checkFiles("diff", iocheck.Set{Inputs: args, Outputs: reportOutputs(o), Streams: diffStreams}); err != nil {
+			return err
+		}
 		return diffExit(report.Diff(cmd.OutOrStdout(), d))
 	}
 	return runExperiment(cmd, o, args, d)
+}
+
+// diffStreams are what diff writes besides its files: the text report on
+// standard output, progress and the runs' output on standard error.
+var diffStreams = []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}
+
+// reportOutputs are the report files diff writes.
+func reportOutputs(o *diffOptions) []iocheck.Output {
+	return []iocheck.Output{{Name: "--markdown", Path: o.markdown}, {Name: "--json", Path: o.json}, {Name: "--html", Path: o.html}}
 }
 
 // allFiles reports whether every argument names a regular file.
@@ -195,10 +208,8 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 	if cfg.CPUs, err = selectCPUs(global.root, o.cpuSpec); err != nil {
 		return cfg, err
 	}
-	if !o.noTrace {
-		if cfg.MSRs, err = tracefmt.ParseMSRFilter(o.traceMSRs); err != nil {
-			return cfg, cli.Usagef("--trace-msrs: %w", err)
-		}
+	if cfg.MSRs, err = traceFilter("diff", cmd.Flags(), o.noTrace, o.traceMSRs); err != nil {
+		return cfg, err
 	}
 	if cfg.Cred, err = workload.SudoCredential(os.Getenv); err != nil {
 		return cfg, cli.UsageError{Err: err}
@@ -264,6 +275,13 @@ func parseCooldown(s string, cfg *experiment.Config) error {
 func runExperiment(cmd *cobra.Command, o *diffOptions, args []string, d report.DiffOptions) error {
 	cfg, err := experimentConfig(cmd, o, args)
 	if err != nil {
+		return err
+	}
+	// Every file is checked before the first setting changes: the
+	// reports read the experiment file, so none may be it.
+	files := iocheck.Set{Inputs: profileFiles(cfg.Sides[:]), Streams: diffStreams,
+		Outputs: append([]iocheck.Output{{Name: "-o", Path: cfg.Output}}, reportOutputs(o)...)}
+	if err := checkFiles("diff", files); err != nil {
 		return err
 	}
 	if cfg.Cred != nil {

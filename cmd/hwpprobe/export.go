@@ -9,6 +9,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/export"
 )
@@ -45,6 +46,13 @@ with -o it replaces OUT only once complete. See docs/export.md.`,
 			}
 			if format == "parquet" && out == "" && isTerminal(cmd.OutOrStdout()) {
 				return cli.Usagef("export: Parquet is binary: not written to a terminal; use -o OUT.parquet or redirect standard output")
+			}
+			files := iocheck.Set{Inputs: args, Outputs: []iocheck.Output{{Name: "-o", Path: out}}, Streams: []iocheck.Stream{iocheck.Stderr()}}
+			if out == "" {
+				files.Streams = append(files.Streams, iocheck.Stdout())
+			}
+			if err := checkFiles("export", files); err != nil {
+				return err
 			}
 			return runExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], out, write)
 		},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"net"
 	"os/signal"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/exporter"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 )
 
 func init() { subcommands = append(subcommands, newExporterCmd) }
@@ -33,6 +35,20 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if o.TextfileDir != "" && !cmd.Flags().Changed("listen") {
 				o.Listen = ""
+			}
+			if o.Listen == "" && o.TextfileDir == "" {
+				return cli.Usagef("exporter: nothing to do: --listen is empty and no --textfile DIR is given")
+			}
+			if o.Listen != "" {
+				if _, _, err := net.SplitHostPort(o.Listen); err != nil {
+					return cli.Usagef("exporter: --listen %q: %w (want HOST:PORT, e.g. 127.0.0.1:9977)", o.Listen, err)
+				}
+			}
+			// The --textfile directory is exporter.Run's to check: it
+			// must be writable by --user, not by root (ErrNotDir).
+			files := iocheck.Set{Inputs: []string{o.WebConfigFile}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+			if err := checkFiles("exporter", files); err != nil {
+				return err
 			}
 			var err error
 			if o.MSRs, err = tracefmt.ParseMSRFilter(msrs); err != nil {

@@ -3,11 +3,14 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
@@ -29,6 +32,10 @@ difference, printing it: for kernel CI, to catch an update that changes what
 a governor or EPP string sends the hardware. See docs/matrix.md.`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			files := iocheck.Set{Inputs: append(profileFiles(args), expect), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+			if err := checkFiles("matrix", files); err != nil {
+				return err
+			}
 			var want []byte
 			if expect != "" {
 				var err error
@@ -56,13 +63,26 @@ a governor or EPP string sends the hardware. See docs/matrix.md.`,
 			if err != nil || expect == "" {
 				return err
 			}
-			return profile.CompareMatrix(text.String(), string(want))
+			return matrixExpect(cmd.ErrOrStderr(), expect, profile.CompareMatrix(text.String(), string(want)))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&expect, "expect", "", "compare the table with this file (the text output of an earlier run); exit 1 on a difference")
 	cmd.Flags().BoolVar(&o.IgnoreDaemons, "ignore-daemons", false, "run although a power daemon runs")
 	return cmd
+}
+
+// matrixExpect prints the lines where the table differs from the
+// --expect file, three lines each on stderr (each through cli.OneLine: the
+// file may hold anything), and returns the one-line error for them.
+func matrixExpect(stderr io.Writer, expect string, diffs []profile.MatrixLine) error {
+	if len(diffs) == 0 {
+		return nil
+	}
+	for _, d := range diffs {
+		fmt.Fprintf(stderr, "line %d:\n  want: %s\n  got:  %s\n", d.N, cli.OneLine(d.Want), cli.OneLine(d.Got))
+	}
+	return fmt.Errorf("matrix: %w in %s (%d lines, above)", profile.ErrMismatch, expect, len(diffs))
 }
 
 func newProfilesCmd() *cobra.Command {

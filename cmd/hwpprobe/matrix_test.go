@@ -184,3 +184,24 @@ func TestProfiles(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixExpectLines: the difference from --expect is printed as
+// lines (line N, want, got), then one error line, exit 1; not as one line
+// with literal \n.
+func TestMatrixExpectLines(t *testing.T) {
+	out, dir := emuScript(t, "mtl-165u", `cd $T
+$H matrix --ignore-daemons performance > m.txt; echo "text $?" >> codes
+sed '3s/performance/PERFORMANCE/' m.txt > changed.txt
+$H matrix --ignore-daemons --expect changed.txt performance > /dev/null 2> err; echo "expect $?" >> codes`)
+	if d := cmp.Diff(map[string]string{"text": "0", "expect": "1"}, codes(t, dir)); d != "" {
+		t.Fatalf("exit statuses (-want +got):\n%s\n%s", d, out)
+	}
+	m, _ := os.ReadFile(filepath.Join(dir, "m.txt"))
+	line := strings.Split(string(m), "\n")[2]
+	want := "line 3:\n  want: " + strings.Replace(line, "performance", "PERFORMANCE", 1) + "\n  got:  " + line + "\n" +
+		"hwpprobe: matrix: the matrix differs from the expected one in changed.txt (1 lines, above)\n"
+	got, _ := os.ReadFile(filepath.Join(dir, "err"))
+	if d := cmp.Diff(want, string(got)); d != "" {
+		t.Errorf("stderr (-want +got):\n%s", d)
+	}
+}

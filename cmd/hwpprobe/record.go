@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/recorder"
@@ -54,7 +56,19 @@ hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
 (127 not found, 128+N killed by signal N, 130 after Ctrl-C). See docs/record.md.`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRecord(cmd.ErrOrStderr(), o, args)
+			if o.out == "" {
+				return cli.Usagef("record: -o FILE is required")
+			}
+			msrs, err := traceFilter("record", cmd.Flags(), o.noTrace, o.traceMSRs)
+			if err != nil {
+				return err
+			}
+			// CMD writes to both streams, record to standard error.
+			files := iocheck.Set{Outputs: []iocheck.Output{{Name: "-o", Path: o.out}}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+			if err := checkFiles("record", files); err != nil {
+				return err
+			}
+			return runRecord(cmd.ErrOrStderr(), o, msrs, args)
 		},
 	}
 	f := cmd.Flags()
@@ -68,17 +82,9 @@ hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
 	return cmd
 }
 
-func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
-	if o.out == "" {
-		return cli.Usagef("record: -o FILE is required")
-	}
-	var msrs []uint32
-	if !o.noTrace {
-		var err error
-		if msrs, err = tracefmt.ParseMSRFilter(o.traceMSRs); err != nil {
-			return cli.Usagef("--trace-msrs: %w", err)
-		}
-	}
+// runRecord records argv into o.out, tracing the kernel's writes to msrs
+// (none: no tracing).
+func runRecord(stderr io.Writer, o *recordOptions, msrs []uint32, argv []string) error {
 	cred, err := workload.SudoCredential(os.Getenv)
 	if err != nil {
 		return cli.UsageError{Err: err}
@@ -151,6 +157,23 @@ func runRecord(stderr io.Writer, o *recordOptions, argv []string) error {
 	}
 	printRecordSummary(stderr, o.out, res.WriteErr)
 	return recordExit(res)
+}
+
+// traceFilter returns the MSRs whose kernel writes record and diff
+// trace: --trace-msrs parsed, or none with --no-trace, which a
+// --trace-msrs given contradicts (a usage error naming command).
+func traceFilter(command string, fs *pflag.FlagSet, noTrace bool, spec string) ([]uint32, error) {
+	if noTrace {
+		if fs.Changed("trace-msrs") {
+			return nil, cli.Usagef("%s: --no-trace and --trace-msrs contradict each other", command)
+		}
+		return nil, nil
+	}
+	msrs, err := tracefmt.ParseMSRFilter(spec)
+	if err != nil {
+		return nil, cli.Usagef("%s: --trace-msrs: %w", command, err)
+	}
+	return msrs, nil
 }
 
 // recordExit chooses hwpprobe's status: 128+signal when interrupted, the

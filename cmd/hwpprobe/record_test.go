@@ -202,9 +202,9 @@ func TestRecordUnwritableOutput(t *testing.T) {
 	tests := []struct {
 		name, out, want string
 	}{
-		{"missing directory", filepath.Join(dir, "no/such/dir/x.rec"), "cannot create the recording"},
+		{"missing directory", filepath.Join(dir, "no/such/dir/x.rec"), "cannot be written: no directory " + filepath.Join(dir, "no/such/dir")},
 		{"existing file", existing, "exists (use --force to overwrite it)"},
-		{"directory", dir, "exists"},
+		{"directory", dir, "cannot be written: it is a directory"},
 	}
 	for _, tt := range tests {
 		_, stderr, code := runBin(t, "record", "--no-trace", "-o", tt.out, "--", "touch", mark)

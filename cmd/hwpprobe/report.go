@@ -3,12 +3,15 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/report"
+	"github.com/hwpprobe/hwpprobe/report/png"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }
@@ -39,6 +42,15 @@ holds, which says what is missing). See docs/report.md.`,
 				return cli.Usagef("report: --alpha and --confidence must be in (0, 1)")
 			}
 			o.Paths = args
+			files := iocheck.Set{Inputs: args, Outputs: []iocheck.Output{{Name: "-o", Path: o.Output}}, Streams: []iocheck.Stream{iocheck.Stderr()}}
+			if o.PNG != "" {
+				for _, name := range pngFiles {
+					files.Outputs = append(files.Outputs, iocheck.Output{Name: "--png", Path: filepath.Join(o.PNG, name), MakeDirs: true})
+				}
+			}
+			if err := checkFiles("report", files); err != nil {
+				return err
+			}
 			return reportExit(report.Page(o))
 		},
 	}
@@ -51,6 +63,9 @@ holds, which says what is missing). See docs/report.md.`,
 	f.BoolVar(&o.KeepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
 	return cmd
 }
+
+// pngFiles are the files report --png writes into its directory.
+var pngFiles = []string{png.FileMHz, png.FileBusy, png.FilePower, png.FileTemperature, png.FileRunTimes}
 
 // reportExit maps report.Page's errors to exit statuses. Its other
 // errors already begin with "report:".

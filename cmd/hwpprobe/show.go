@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
 )
@@ -26,6 +27,9 @@ process tree's counters. A recording cut short (crash, kill, full disk) is
 shown up to its last whole record, with a line saying so. See docs/show.md.`,
 		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkFiles("show", iocheck.Set{Inputs: args, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}); err != nil {
+				return err
+			}
 			// Scanned batch by batch: memory does not grow with the file.
 			c := summary.NewCollector()
 			rec, err := recording.ScanFileParts(args[0], summary.Parts, func(r recording.Record) error { c.Add(r); return nil })
