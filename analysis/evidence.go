@@ -46,11 +46,21 @@ type Disturbance struct {
 	// AtStart: the run started with this value (New) where most of its
 	// side's runs started with Old; no write was seen.
 	AtStart bool `json:"at_start,omitempty"`
+	// Checked: found by the check just before the run's command started
+	// (recording.Held): Register is a sysfs file or a register, OldHex
+	// what it held right after hwpprobe applied the side, NewHex what the
+	// check found. CPU is -1 for a machine-wide file.
+	Checked bool `json:"checked,omitempty"`
 }
 
-// String names the disturbance in one line.
+// String names the disturbance in one line, the change as old -> new.
 func (d Disturbance) String() string {
-	if d.AtStart {
+	switch {
+	case d.Checked && d.CPU < 0:
+		return fmt.Sprintf("at its start %s had changed since the side was applied: %s -> %s", d.Register, d.OldHex, d.NewHex)
+	case d.Checked:
+		return fmt.Sprintf("at its start CPU %d %s had changed since the side was applied: %s -> %s", d.CPU, d.Register, d.OldHex, d.NewHex)
+	case d.AtStart:
 		return fmt.Sprintf("at its start CPU %d held %s %s where the side's other runs held %s", d.CPU, d.Register, d.NewHex, d.OldHex)
 	}
 	who := "sampled change"
@@ -63,6 +73,10 @@ func (d Disturbance) String() string {
 // requestMSRs are the registers whose writes during a run disturb it.
 var requestMSRs = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BIAS, hwp.MSR_AMD_CPPC_REQ, hwp.MSR_IA32_PERF_CTL}
 
+// RequestMSRs returns the registers a side's settings fix some bits of
+// (SettingBits): a change of those bits during a run disturbs it.
+func RequestMSRs() []uint32 { return slices.Clone(requestMSRs) }
+
 // activeDrivers are the cpufreq drivers that set the request registers
 // only when a setting changes (intel_pstate active mode, amd-pstate-epp):
 // under them a change of min or max during a run is a disturbance. In
@@ -70,12 +84,13 @@ var requestMSRs = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BI
 // min, max, desired and PERF_CTL as the load changes.
 var activeDrivers = []string{"intel_pstate", "amd-pstate-epp"}
 
-// settingBits is the part of a request register's value that the side's
-// settings fix: EPB's bits 3:0; the EPP of IA32_HWP_REQUEST or
-// MSR_AMD_CPPC_REQ, and their min and max under an active driver (never
-// desired, which hardware or the governor chooses); PERF_CTL under an
-// active driver. A change of these bits during a run disturbs it.
-func settingBits(msr uint32, v uint64, driver string) uint64 {
+// SettingBits is the part of a request register's value that the side's
+// settings fix, under the cpufreq driver named: EPB's bits 3:0; the EPP of
+// IA32_HWP_REQUEST or MSR_AMD_CPPC_REQ, and their min and max under an
+// active driver (never desired, which hardware or the governor chooses);
+// PERF_CTL under an active driver; 0 for any other register. A change of
+// these bits during a run disturbs it.
+func SettingBits(msr uint32, v uint64, driver string) uint64 {
 	active := slices.Contains(activeDrivers, driver)
 	switch msr {
 	case hwp.MSR_IA32_ENERGY_PERF_BIAS:

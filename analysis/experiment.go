@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
@@ -20,6 +21,9 @@ var (
 	ErrNotExperiment = errors.New("not an experiment")
 	// ErrTooFewRuns: a side has no complete, successful run.
 	ErrTooFewRuns = errors.New("a side has no complete run")
+	// ErrNotHeld: a side's settings did not hold in any of its complete,
+	// successful measured runs; there is nothing to compare.
+	ErrNotHeld = errors.New("settings did not hold")
 )
 
 // Source is one recording given to Analyze, with the name it came from.
@@ -73,6 +77,9 @@ type RunResult struct {
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
 	summary      summary.Summary
 	evidence     runEvidence
+	// checked: the run's settings were checked just before its command
+	// started (recording.Held).
+	checked bool
 }
 
 // Counted reports whether the run is in the statistics.
@@ -147,6 +154,11 @@ func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
 		return nil, err
 	}
 	res.exclude(keepDisturbed)
+	if !keepDisturbed {
+		if err := res.checkSidesHeld(); err != nil {
+			return nil, err
+		}
+	}
 	var err error
 	if res.Time, err = res.figure("time", "s", func(r RunResult) float64 { return r.Seconds }); err != nil {
 		return nil, err
@@ -215,7 +227,14 @@ func newRunResult(s Source, sc *scanner, run *recording.Run, side string) RunRes
 			r.PkgWatts = float64(sum.Rows[n-1].Watt("PkgWatt"))
 		}
 	}
-	r.Disturbances = r.evidence.disturbance
+	if h := run.Start.Held; h != nil {
+		r.checked = true
+		for _, u := range h.Unheld {
+			r.Disturbances = append(r.Disturbances, Disturbance{CPU: u.CPU, Register: u.Name, OldHex: u.Want, NewHex: u.Got,
+				AtStart: true, Checked: true})
+		}
+	}
+	r.Disturbances = append(r.Disturbances, r.evidence.disturbance...)
 	return r
 }
 
@@ -240,17 +259,19 @@ func (res *Result) exclude(keepDisturbed bool) {
 	}
 }
 
-// checkHeld marks as disturbed the runs whose request registers, at their
-// start, did not hold what most of their side's runs held (a setting
-// changed between runs, by a daemon or a user): for each CPU and
-// register, the value a strict majority of the side's runs started with.
+// checkHeld marks as disturbed the runs not checked before their command
+// started (recordings before format 3.1, `record` files) whose request
+// registers, at their start, did not hold what most of their side's runs
+// held (a setting changed between runs, by a daemon or a user): for each
+// CPU and register, the value a strict majority of the side's unchecked
+// runs started with.
 func (res *Result) checkHeld() {
 	for _, side := range res.Sides {
 		votes := map[[2]uint64]map[uint64]int{}  // (cpu, msr) -> setting bits -> runs
 		raw := map[[2]uint64]map[uint64]uint64{} // (cpu, msr) -> setting bits -> a raw value
 		n := 0
 		for _, r := range res.Runs {
-			if r.Side != side.Label || r.Warmup {
+			if r.Side != side.Label || r.Warmup || r.checked {
 				continue
 			}
 			n++
@@ -258,19 +279,19 @@ func (res *Result) checkHeld() {
 				if votes[k] == nil {
 					votes[k], raw[k] = map[uint64]int{}, map[uint64]uint64{}
 				}
-				b := settingBits(uint32(k[1]), v, r.evidence.driver)
+				b := SettingBits(uint32(k[1]), v, r.evidence.driver)
 				votes[k][b]++
 				raw[k][b] = v
 			}
 		}
 		for i := range res.Runs {
 			r := &res.Runs[i]
-			if r.Side != side.Label || r.Warmup {
+			if r.Side != side.Label || r.Warmup || r.checked {
 				continue
 			}
 			for _, k := range slices.SortedFunc(maps.Keys(r.evidence.first), cmpKey) {
 				got := r.evidence.first[k]
-				if want, ok := majority(votes[k], n); ok && settingBits(uint32(k[1]), got, r.evidence.driver) != want {
+				if want, ok := majority(votes[k], n); ok && SettingBits(uint32(k[1]), got, r.evidence.driver) != want {
 					d := disturbance("", 0, 0, int(k[0]), uint32(k[1]), raw[k][want], got)
 					d.AtStart = true
 					r.Disturbances = append(r.Disturbances, d)
@@ -279,6 +300,44 @@ func (res *Result) checkHeld() {
 			}
 		}
 	}
+}
+
+// checkSidesHeld returns an error wrapping ErrNotHeld when a side has
+// complete, successful measured runs and every one of them was disturbed:
+// its settings never held, so no verdict can say what they do. The one
+// line names each such side, its settings and its first run's first
+// disturbance.
+func (res *Result) checkSidesHeld() error {
+	var msgs []string
+	for _, s := range res.Sides {
+		n, first := 0, ""
+		for _, r := range res.Runs {
+			if r.Side != s.Label || r.Warmup || r.summary.End == nil || r.summary.End.Interrupted || r.ExitCode != 0 {
+				continue
+			}
+			if len(r.Disturbances) == 0 {
+				n = -1
+				break
+			}
+			if n++; first == "" {
+				first = fmt.Sprintf("run %d: %s", r.Run, r.Disturbances[0])
+			}
+		}
+		side := "side " + s.Label
+		if len(s.Settings) > 0 {
+			side += " (" + recording.SettingsText(s.Settings) + ")"
+		}
+		switch {
+		case n == 1:
+			msgs = append(msgs, fmt.Sprintf("%s in its one run (%s)", side, first))
+		case n > 1:
+			msgs = append(msgs, fmt.Sprintf("%s in none of its %d runs (%s)", side, n, first))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %s; no verdict (--keep-disturbed counts such runs)", ErrNotHeld, strings.Join(msgs, "; "))
 }
 
 func cmpKey(a, b [2]uint64) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) }

@@ -30,8 +30,7 @@ func (sc *scanner) add(r recording.Record) error {
 	sc.col.Add(r)
 	switch b := r.(type) {
 	case recording.RunStart:
-		sc.runs[b.Run] = &runScan{start: b.TimeNs, driver: sc.host.Driver,
-			writes: map[writeKey]int{}, limitVals: map[uint64]int{}, status: map[string]statusCount{}}
+		sc.runs[b.Run] = newRunScan(b, sc.host.Driver)
 	case recording.Samples:
 		if x := sc.runs[b.Run]; x != nil {
 			x.addSamples(b.Samples)
@@ -58,8 +57,7 @@ func (sc *scanner) addRun(run *recording.Run) {
 func (sc *scanner) result(rec *recording.Recording, run *recording.Run) (summary.Summary, runEvidence) {
 	x := sc.runs[run.Start.Run]
 	if x == nil {
-		x = &runScan{start: run.Start.TimeNs, driver: sc.host.Driver,
-			writes: map[writeKey]int{}, limitVals: map[uint64]int{}, status: map[string]statusCount{}}
+		x = newRunScan(run.Start, sc.host.Driver)
 	}
 	return sc.col.Summary(rec, run), x.evidence(sc.host)
 }
@@ -68,17 +66,24 @@ func (sc *scanner) result(rec *recording.Recording, run *recording.Run) (summary
 // values held and how many samples held each; per CPU and writer, the
 // values written; the disturbances found so far.
 type runScan struct {
-	start   int64
-	driver  string
+	start  int64
+	driver string
+	// from: traced writes from then on are the run's (the check's time,
+	// recording.Held, or the run's start).
+	from    int64
 	cpus    rowindex.Index[cpuScan]
 	sampled []Disturbance
 	traced  []Disturbance
-	// sampledYet: the run's first sample has been seen, and heldNow holds
-	// its registers, then each traced write after it.
+	// seed are the request registers the check just before the run read,
+	// by (cpu, msr); nil when the run was not checked.
+	seed map[[2]uint64]uint64
+	// heldNow holds each request register's value: the seed's, or without
+	// one the run's first sample's (sampledYet), then each traced write's.
 	sampledYet bool
 	heldNow    map[[2]uint64]uint64
 	// pending are the traced request writes that came before the run's
-	// first sample; they are checked against it once it comes.
+	// first sample in a run without a seed whose old values the trace
+	// does not give; they are checked against that sample once it comes.
 	pending   []recording.TraceEvent
 	writes    map[writeKey]int
 	limitVals map[uint64]int // MSR_CORE_PERF_LIMIT_REASONS value -> samples
@@ -109,6 +114,25 @@ type writeKey struct {
 	comm  string
 	msr   uint32
 	value uint64
+}
+
+// newRunScan starts a run's scan from its run-start record: with its
+// check (recording.Held), the registers it read are the values the
+// run's samples and traced writes are checked against.
+func newRunScan(start recording.RunStart, driver string) *runScan {
+	x := &runScan{start: start.TimeNs, from: start.TimeNs, driver: driver,
+		writes: map[writeKey]int{}, limitVals: map[uint64]int{}, status: map[string]statusCount{}}
+	if h := start.Held; h != nil {
+		if h.TimeNs > 0 && h.TimeNs < start.TimeNs {
+			x.from = h.TimeNs
+		}
+		x.seed, x.heldNow = map[[2]uint64]uint64{}, map[[2]uint64]uint64{}
+		for _, g := range h.Regs {
+			k := [2]uint64{uint64(g.CPU), uint64(g.MSR)}
+			x.seed[k], x.heldNow[k] = g.Value, g.Value
+		}
+	}
+	return x
 }
 
 func newCPUScan(id int) *cpuScan { return &cpuScan{cpu: id} }
@@ -153,7 +177,8 @@ func (x *runScan) addSamples(samples []recording.Sample) {
 }
 
 // addReg counts a sampled value and marks a change of the settings' bits
-// of a request register.
+// of a request register: from the sample before, or for the first sample
+// from what the check before the run read.
 func (x *runScan) addReg(c *cpuScan, r *regScan, v uint64, timeNs int64) {
 	switch {
 	case r.run > 0 && r.last == v:
@@ -161,19 +186,31 @@ func (x *runScan) addReg(c *cpuScan, r *regScan, v uint64, timeNs int64) {
 		return
 	case r.run > 0:
 		r.counts[r.last] += r.run
-		if settingBits(r.msr, r.last, x.driver) != settingBits(r.msr, v, x.driver) && slices.Contains(requestMSRs, r.msr) {
-			x.sampled = append(x.sampled, disturbance("", 0, timeNs-x.start, c.cpu, r.msr, r.last, v))
-		}
+		x.sampledChange(c.cpu, r.msr, r.last, v, timeNs)
 	default: // its first sample
 		r.first = v
+		if old, ok := x.seed[[2]uint64{uint64(c.cpu), uint64(r.msr)}]; ok {
+			x.sampledChange(c.cpu, r.msr, old, v, timeNs)
+		}
 	}
 	r.last, r.run = v, 1
 }
 
-// firstSample takes the run's first sample's registers as held, and
-// checks the writes traced before it.
+// sampledChange marks a sampled request register that went from old to
+// v in the bits the settings fix.
+func (x *runScan) sampledChange(cpu int, msr uint32, old, v uint64, timeNs int64) {
+	if slices.Contains(requestMSRs, msr) && SettingBits(msr, old, x.driver) != SettingBits(msr, v, x.driver) {
+		x.sampled = append(x.sampled, disturbance("", 0, timeNs-x.start, cpu, msr, old, v))
+	}
+}
+
+// firstSample takes the run's first sample's registers as held when no
+// check before the run read them, and checks the writes traced before it.
 func (x *runScan) firstSample(s *recording.Sample) {
 	x.sampledYet = true
+	if x.seed != nil {
+		return
+	}
 	x.heldNow = map[[2]uint64]uint64{}
 	for _, c := range s.CPUs {
 		for _, g := range c.Regs {
@@ -187,13 +224,14 @@ func (x *runScan) firstSample(s *recording.Sample) {
 }
 
 // addTrace counts the kernel's writes by CPU and writer, and marks every
-// write during the run that changed a request register's value.
+// write from the run's check (or start) on that changed the bits of a
+// request register its settings fix.
 func (x *runScan) addTrace(events []recording.TraceEvent) {
 	for _, e := range events {
 		x.writes[writeKey{e.CPU, e.Comm, e.MSR, e.Value}]++
 		switch {
-		case e.Failed || !slices.Contains(requestMSRs, e.MSR) || e.TimeNs < x.start:
-		case !x.sampledYet:
+		case e.Failed || !slices.Contains(requestMSRs, e.MSR) || e.TimeNs < x.from:
+		case !x.sampledYet && x.seed == nil && !e.Emulated:
 			x.pending = append(x.pending, e)
 		default:
 			x.checkWrite(e)
@@ -201,13 +239,20 @@ func (x *runScan) addTrace(events []recording.TraceEvent) {
 	}
 }
 
+// checkWrite marks a traced write that changed the bits the settings fix,
+// as old -> new: old is the value before the write as an emulated
+// machine logs it, or the value held before (the check's, the last
+// write's, or the first sample's).
 func (x *runScan) checkWrite(e recording.TraceEvent) {
 	if x.heldNow == nil {
 		x.heldNow = map[[2]uint64]uint64{}
 	}
 	k := [2]uint64{uint64(e.CPU), uint64(e.MSR)}
 	old, ok := x.heldNow[k]
-	if !ok && slices.Contains(activeDrivers, x.driver) || ok && settingBits(e.MSR, old, x.driver) != settingBits(e.MSR, e.Value, x.driver) {
+	if e.Emulated {
+		old, ok = e.Old, true
+	}
+	if !ok && slices.Contains(activeDrivers, x.driver) || ok && SettingBits(e.MSR, old, x.driver) != SettingBits(e.MSR, e.Value, x.driver) {
 		d := disturbance(e.Comm, e.PID, e.TimeNs-x.start, e.CPU, e.MSR, old, e.Value)
 		if !ok {
 			d.OldHex = "?"

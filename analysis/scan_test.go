@@ -37,6 +37,8 @@ func TestReadSourcesStreams(t *testing.T) {
 		{name: "trace first", exps: seed(func(e *testexp.Experiment) { e.Disturb, e.TraceFirst = true, true }),
 			wantX: "IA32_HWP_REQUEST 0x10003004 -> 0x80003004"},
 		{name: "misheld", exps: seed(func(e *testexp.Experiment) { e.Misheld = true }), wantX: "at its start CPU 0"},
+		{name: "checked", exps: seed(func(e *testexp.Experiment) { e.Checked, e.Unheld = true, []int{2} }),
+			wantX: "energy_performance_preference had changed since the side was applied: performance -> balance_power"},
 		{name: "cut", exps: seed(func(e *testexp.Experiment) { e.CutAfter = 6 }), cut: 3},
 		{name: "two recordings", exps: append(seed(func(e *testexp.Experiment) { e.Record = true }),
 			seed(func(e *testexp.Experiment) { e.Record, e.A = true, e.B })...)},

@@ -208,7 +208,7 @@ func TestSettingBits(t *testing.T) {
 		{0xc00102b3, 0x0010403c, 0x8010403c, "amd-pstate", true},      // EPP
 	}
 	for _, tc := range tests {
-		if got := settingBits(tc.msr, tc.old, tc.driver) != settingBits(tc.msr, tc.new, tc.driver); got != tc.disturbs {
+		if got := SettingBits(tc.msr, tc.old, tc.driver) != SettingBits(tc.msr, tc.new, tc.driver); got != tc.disturbs {
 			t.Errorf("MSR %#x %#x -> %#x under %s: disturbs %v, want %v", tc.msr, tc.old, tc.new, tc.driver, got, tc.disturbs)
 		}
 	}

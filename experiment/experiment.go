@@ -108,7 +108,7 @@ func Run(cfg Config) (*Outcome, error) {
 	prog := newProgress(cfg.Progress, planned(cfg), cfg.Auto, fixedCooldown(cfg))
 	report := cfg.Progress
 	cfg.Progress, cfg.Stdout, cfg.Stderr = prog, prog.output(cfg.Stdout), prog.output(cfg.Stderr)
-	err = run(cfg, profiles, sw, sigs, prog, out)
+	err = run(cfg, profiles, m, sw, sigs, prog, out)
 	prog.close()
 	res, rerr := sw.Restore()
 	profile.WriteRestore(report, res)

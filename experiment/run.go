@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/recorder"
@@ -31,9 +32,12 @@ type runner struct {
 	id       int          // runs started
 	times    [2][]float64 // measured seconds per side
 	baseTemp float64      // package temperature at the start; NaN unknown
+	checker  *checker
+	// refs are what each side's settings left when last applied.
+	refs [2]*reference
 }
 
-func run(cfg Config, ps [2]*profile.Profile, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
+func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
 	f, err := createOutput(cfg)
 	if err != nil {
 		return err
@@ -57,7 +61,10 @@ func run(cfg Config, ps [2]*profile.Profile, sw *profile.Switcher, sigs chan os.
 	}
 	setup := recorder.OpenSetup(recorder.SetupOptions{Root: cfg.Root, FS: cfg.FS, CPUs: cfg.CPUs, MSRs: cfg.MSRs, Warn: cfg.Progress}, w)
 	defer setup.Close()
-	r := &runner{cfg: cfg, ps: ps, sw: sw, sigs: sigs, w: w, setup: setup, out: out, prog: prog}
+	dev := msr.Open(cfg.Root)
+	defer dev.Close()
+	r := &runner{cfg: cfg, ps: ps, sw: sw, sigs: sigs, w: w, setup: setup, out: out, prog: prog,
+		checker: &checker{fs: cfg.FS, cpus: cfg.CPUs, dev: dev, driver: m.Driver}}
 	r.baseTemp = r.packageTemp()
 	err = r.schedule()
 	status := recording.StatusComplete
@@ -122,18 +129,16 @@ func (r *runner) interrupted() bool {
 	}
 }
 
-// one makes one run: the side's settings, prepare, cool-down, the
-// recorded run.
+// one makes one run: the side's settings, prepare, cool-down, the check
+// that the settings still hold, the recorded run.
 func (r *runner) one(s Slot) error {
 	if r.interrupted() {
 		return errStop
 	}
 	r.id++
 	r.prog.begin(r.id, s)
-	if r.sw.Applied != r.ps[s.Side] {
-		if _, err := r.sw.Apply(r.ps[s.Side]); err != nil {
-			return fmt.Errorf("apply side %s: %w", label(s.Side), err)
-		}
+	if err := r.apply(s.Side); err != nil {
+		return err
 	}
 	if err := r.prepare(); err != nil {
 		return err
@@ -141,9 +146,10 @@ func (r *runner) one(s Slot) error {
 	if err := r.cooldown(); err != nil {
 		return err
 	}
+	held := r.checker.check(r.refs[s.Side])
 	cfg := r.setup.Config(recorder.Config{W: r.w,
 		Run: recording.RunStart{Run: r.id, Side: label(s.Side), Warmup: s.Warmup, Settings: sideSettings(r.ps[s.Side]),
-			Observed: recorder.Observed(r.cfg.FS, r.cfg.CPUs), Command: r.cfg.Command, Dir: r.cfg.Dir},
+			Observed: recorder.Observed(r.cfg.FS, r.cfg.CPUs), Held: &held, Command: r.cfg.Command, Dir: r.cfg.Dir},
 		Spec: workload.Spec{Argv: r.cfg.Command, Cred: r.cfg.Cred, Dir: r.cfg.Dir,
 			Stdin: r.cfg.Stdin, Stdout: r.cfg.Stdout, Stderr: r.cfg.Stderr},
 		Interval: r.cfg.Interval, Counters: counters(), Signals: r.sigs, Warn: r.cfg.Progress})
@@ -167,6 +173,23 @@ func (r *runner) one(s Slot) error {
 		r.out.Complete++
 		r.times[s.Side] = append(r.times[s.Side], secs)
 	}
+	return nil
+}
+
+// apply switches to the side's settings when another side's are applied,
+// or applies them again when they no longer hold what they left (a run's
+// command or --prepare changed them), and reads what they left: the
+// reference the check before the run compares with.
+func (r *runner) apply(side int) error {
+	p := r.ps[side]
+	if r.sw.Applied == p && len(r.checker.check(r.refs[side]).Unheld) == 0 {
+		return nil
+	}
+	plan, err := r.sw.Apply(p)
+	if err != nil {
+		return fmt.Errorf("apply side %s: %w", label(side), err)
+	}
+	r.refs[side] = r.checker.reference(plan)
 	return nil
 }
 

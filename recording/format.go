@@ -27,10 +27,11 @@ const Magic = "\x89HWPREC\n"
 // record types, which are skipped and counted (Recording.Skipped), and
 // JSON fields and columns, which are ignored. Other majors are refused.
 // Format 3 differs from 2 in the deltas of columnar batches, which may
-// run from a CPU's row in the sample before (docs/recording-format.md).
+// run from a CPU's row in the sample before (docs/recording-format.md);
+// 3.1 added run-start's held.
 const (
 	VersionMajor = 3
-	VersionMinor = 0
+	VersionMinor = 1
 )
 
 // fileHeaderLen is the magic plus major and minor version (uint16 LE each).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"strings"
 )
 
 // RecordType identifies the kind of a record in the stream. The numbers are
@@ -111,6 +112,16 @@ type Setting struct {
 	Value string `json:"value"`
 }
 
+// SettingsText is settings as "governor=powersave epp=power"; "" for
+// none.
+func SettingsText(set []Setting) string {
+	parts := make([]string, len(set))
+	for i, x := range set {
+		parts[i] = x.Name + "=" + x.Value
+	}
+	return strings.Join(parts, " ")
+}
+
 // RunStart begins a run of the workload.
 type RunStart struct {
 	Run    int    `json:"run"`              // run id, unique in the file, from 1
@@ -120,6 +131,10 @@ type RunStart struct {
 	Settings []Setting `json:"settings,omitempty"`
 	// Observed are the settings read from sysfs at the start of the run.
 	Observed []Setting `json:"observed,omitempty"`
+	// Held is an experiment's check, just before the command starts, that
+	// the settings its side fixes still hold; nil when not checked (a
+	// record, or a file before format 3.1).
+	Held *Held `json:"held,omitempty"`
 	// Figures says where each sampled figure came from (turbostat column
 	// name to "perf", "msr", "powercap", "sysfs", "clock"; "" absent) and
 	// why absent ones are absent.
@@ -130,6 +145,42 @@ type RunStart struct {
 	GID     int      `json:"gid"`
 	PID     int      `json:"pid,omitempty"` // 0 when the command did not start
 	TimeNs  int64    `json:"time_ns"`
+}
+
+// Held is the check an experiment (diff) makes just before each run's
+// command starts, after --prepare and the cool-down: do the sysfs files
+// the side's settings write, and the request registers of the sampled
+// CPUs, still hold what they held right after hwpprobe applied the side?
+type Held struct {
+	// TimeNs is when the check began: register writes traced from then
+	// on, and every sample, are checked against Regs.
+	TimeNs int64 `json:"time_ns"`
+	// Regs are the request registers (IA32_HWP_REQUEST or
+	// MSR_AMD_CPPC_REQ, IA32_ENERGY_PERF_BIAS, IA32_PERF_CTL) of the
+	// sampled CPUs as the check read them.
+	Regs []HeldReg `json:"regs,omitempty"`
+	// Unheld lists what did not hold, one entry per file or register;
+	// empty when the settings held.
+	Unheld []Unheld `json:"unheld,omitempty"`
+}
+
+// HeldReg is one register of one CPU as a check read it.
+type HeldReg struct {
+	CPU   int    `json:"cpu"`
+	MSR   uint32 `json:"msr"`
+	Value uint64 `json:"value"`
+}
+
+// Unheld is one setting a check found changed: Want is what it held
+// right after hwpprobe applied the side, Got what the check found.
+type Unheld struct {
+	CPU int `json:"cpu"` // -1 for a machine-wide setting
+	// Name is the sysfs file's name (scaling_governor,
+	// energy_performance_preference, energy_perf_bias, no_turbo, ...) or
+	// the register's (IA32_HWP_REQUEST, ...).
+	Name string `json:"name"`
+	Want string `json:"want"`
+	Got  string `json:"got"` // "(unreadable)" when the file could not be read
 }
 
 // Figures describes the sampler's sources for a run.

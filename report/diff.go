@@ -41,8 +41,9 @@ type DiffOptions struct {
 // Diff analyses recordings and writes the text report to w and the
 // Markdown and JSON reports to their files (each replaced whole, never
 // left half-written). An incomplete input is analysed over its whole runs
-// and then reported as an InputError; a crossed threshold
-// gives an error wrapping ErrCrossed.
+// and then reported as an InputError; a side whose settings held in none
+// of its runs gives an error wrapping analysis.ErrNotHeld, and no report;
+// a crossed threshold gives an error wrapping ErrCrossed.
 func Diff(w io.Writer, o DiffOptions) error {
 	for _, out := range []string{o.Markdown, o.JSON, o.HTML} {
 		if err := atomicfile.CheckInputs(out, o.Paths); out != "" && err != nil {
@@ -54,7 +55,10 @@ func Diff(w io.Writer, o DiffOptions) error {
 		return InputError{incomplete}
 	}
 	res, err := analysis.Analyze(srcs, o.Stats, o.KeepDisturbed)
-	if err != nil {
+	switch {
+	case errors.Is(err, analysis.ErrNotHeld):
+		return err // what was measured is no comparison: an error, not bad input
+	case err != nil:
 		return InputError{err}
 	}
 	if o.Info.Emulated == "" {

@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -46,6 +47,22 @@ type Experiment struct {
 	// Record writes what hwpprobe record writes: side A's runs only,
 	// without sides.
 	Record bool
+	// Checked gives every run the check an experiment makes just before
+	// its command starts (recording.Held): CPUs 0-3's HWP_REQUEST and EPB
+	// as the side's settings left them, read 2 ms before the run.
+	Checked bool
+	// Switch, when not 0, is the HWP_REQUEST that side A's command writes
+	// to CPU 0 a millisecond into each of its measured runs, before the
+	// first sample, which then holds it: a workload that changes the
+	// settings.
+	Switch uint64
+	// SwitchEmulated traces Switch's writes as an emulated machine logs
+	// them, with the value before (recording.TraceEvent.Old).
+	SwitchEmulated bool
+	// Unheld lists side B's measured runs (1 its first) whose check found
+	// CPU 0's energy_performance_preference balance_power where the side
+	// had set performance.
+	Unheld []int
 }
 
 // Request builds an IA32_HWP_REQUEST value.
@@ -104,8 +121,9 @@ func (e Experiment) Write(w io.Writer) error {
 			// A crash in the middle of a run: its start and nothing else.
 			return rw.Write(recording.RunStart{Run: i + 1, Side: r.side.Label, TimeNs: now, Command: []string{"make"}})
 		}
-		d := !disturbed && e.Disturb && r.side == &e.B && !r.warmup
-		disturbed = disturbed || d
+		o := runOpts{id: i + 1, start: now, secs: r.secs, warmup: r.warmup}
+		o.disturb = !disturbed && e.Disturb && r.side == &e.B && !r.warmup
+		disturbed = disturbed || o.disturb
 		side := r.side
 		if r.side == &e.B && !r.warmup {
 			bRuns++
@@ -114,8 +132,12 @@ func (e Experiment) Write(w io.Writer) error {
 				mis.Request = Request(0x04, 0x30, 0, 128)
 				side = &mis
 			}
+			o.unheld = slices.Contains(e.Unheld, bRuns)
 		}
-		if err := writeRun(rw, i+1, now, side, r.secs, r.warmup, d, e.TraceFirst); err != nil {
+		if r.side == &e.A && !r.warmup {
+			o.sw = e.Switch
+		}
+		if err := e.writeRun(rw, side, o); err != nil {
 			return err
 		}
 		now += int64(r.secs*1e9) + 5e9
@@ -160,33 +182,61 @@ func summaries(s *Side) []recording.SummaryRow {
 	return []recording.SummaryRow{row("P", s.BzyMHz), row("E", s.BzyMHz*0.7), all}
 }
 
-func writeRun(rw *recording.Writer, id int, start int64, s *Side, secs float64, warmup, disturb, traceFirst bool) error {
-	recs := []recording.Record{
-		recording.RunStart{Run: id, Side: s.Label, Warmup: warmup, Settings: s.Settings, Command: []string{"make", "-j4"}, TimeNs: start},
-		// The switch to the side's settings, just before the run.
-		recording.Trace{Run: id, Events: []recording.TraceEvent{
-			{TimeNs: start - 1e6, CPU: 0, PID: 100, Comm: "hwpprobe", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request},
-			{TimeNs: start - 1e6, CPU: 2, PID: 100, Comm: "hwpprobe", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request}}},
+// runOpts is one run to write.
+type runOpts struct {
+	id                      int
+	start                   int64
+	secs                    float64
+	warmup, disturb, unheld bool
+	sw                      uint64 // Experiment.Switch, 0: none
+}
+
+func (e Experiment) writeRun(rw *recording.Writer, s *Side, o runOpts) error {
+	id, start, secs := o.id, o.start, o.secs
+	rs := recording.RunStart{Run: id, Side: s.Label, Warmup: o.warmup, Settings: s.Settings, Command: []string{"make", "-j4"}, TimeNs: start}
+	if e.Checked {
+		h := &recording.Held{TimeNs: start - 2e6}
+		for cpu := range 4 {
+			h.Regs = append(h.Regs, recording.HeldReg{CPU: cpu, MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request},
+				recording.HeldReg{CPU: cpu, MSR: hwp.MSR_IA32_ENERGY_PERF_BIAS, Value: s.EPB})
+		}
+		if o.unheld {
+			h.Unheld = []recording.Unheld{{CPU: 0, Name: "energy_performance_preference", Want: "performance", Got: "balance_power"}}
+		}
+		rs.Held = h
 	}
+	// The switch to the side's settings, just before the run.
+	events := []recording.TraceEvent{
+		{TimeNs: start - 1e7, CPU: 0, PID: 100, Comm: "hwpprobe", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request},
+		{TimeNs: start - 1e7, CPU: 2, PID: 100, Comm: "hwpprobe", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request}}
+	if o.sw != 0 {
+		events = append(events, recording.TraceEvent{TimeNs: start + 1e6, CPU: 0, PID: 900, Comm: "sh", MSR: hwp.MSR_IA32_HWP_REQUEST,
+			Value: o.sw, Emulated: e.SwitchEmulated, Old: s.Request})
+	}
+	recs := []recording.Record{rs, recording.Trace{Run: id, Events: events}}
 	var samples []recording.Sample
 	for k := int64(1); k <= int64(secs); k++ {
 		req := s.Request
-		if disturb && k > int64(secs)/2 {
+		if o.disturb && k > int64(secs)/2 {
 			req = Request(0x04, 0x30, 0, 128)
 		}
-		samples = append(samples, recording.Sample{TimeNs: start + k*1e9, IntervalNs: 1e9, CPUs: cpuRows(s, req),
+		rows := cpuRows(s, req)
+		if o.sw != 0 {
+			rows[0].Regs[0].Value = o.sw
+		}
+		samples = append(samples, recording.Sample{TimeNs: start + k*1e9, IntervalNs: 1e9, CPUs: rows,
 			Packages:  []recording.PackageRow{{Package: 0, Values: []recording.Value{recording.Value(s.Watts), recording.Value(s.Watts / 2), recording.NA(), recording.NA(), recording.NA(), 70}, Regs: []recording.Reg{{MSR: hwp.MSR_CORE_PERF_LIMIT_REASONS, Value: uint64(k%2) << 10}}}},
 			Summaries: summaries(s)})
 	}
 	batch := recording.Samples{Run: id, CPUColumns: recording.SamplerCPUColumns(), PackageColumns: recording.SamplerPackageColumns(), Samples: samples}
-	if !traceFirst {
+	if !e.TraceFirst {
 		recs = append(recs, batch)
 	}
-	if disturb {
+	if o.disturb {
 		recs = append(recs, recording.Trace{Run: id, Events: []recording.TraceEvent{
 			{TimeNs: start + int64(secs/2*1e9), CPU: 0, PID: 777, Comm: "thermald", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: Request(0x04, 0x30, 0, 128)}}})
 	}
-	if traceFirst {
+	if e.TraceFirst {
 		recs = append(recs, batch)
 	}
 	recs = append(recs, recording.RunEnd{Run: id, TimeNs: start + int64(secs*1e9)})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/internal/termscreen"
 	"github.com/hwpprobe/hwpprobe/profile"
@@ -153,6 +156,120 @@ func TestDiffGovernorSensitive(t *testing.T) {
 	}
 	if aa.RatioLo == nil || aa.RatioHi == nil || *aa.RatioLo > 1 || *aa.RatioHi < 1 || *aa.RatioLo < 1.0/3 || *aa.RatioHi > 3 {
 		t.Errorf("powersave vs powersave: ratio interval [%v, %v], want finite, containing 1, within [1/3, 3]", deref(aa.RatioLo), deref(aa.RatioHi))
+	}
+}
+
+// heldRun is a run of a --keep-disturbed analysis as
+// TestDiffSettingsNotHeld compares it: its side and its first
+// disturbance, nil when none.
+type heldRun struct {
+	Run   int
+	Side  string
+	First *heldDisturbance
+}
+
+// heldDisturbance is a disturbance without its pid and time.
+type heldDisturbance struct {
+	Comm     string `json:"comm"`
+	CPU      int    `json:"cpu"`
+	Register string `json:"register"`
+	Old      string `json:"old"`
+	New      string `json:"new"`
+	Checked  bool   `json:"checked"`
+}
+
+// TestDiffSettingsNotHeld: experiments whose settings never held (the
+// issue's) are an error, not a verdict: one line, status 1, every setting
+// back. A workload that switches every CPU to powersave under side
+// performance disturbs each of A's runs, long or short, the runs that
+// follow another A run included (diff applies the side again when it no
+// longer holds): the kernel's writes at its start are judged against the
+// registers checked just before it, not against its first sample, and
+// printed old -> new (performance's min = max = 62, EPP 0, to powersave's
+// min 5 with the EPP intel_pstate restores). A --prepare that writes
+// balance_power to every EPP file is found by the check after it, on
+// both sides.
+func TestDiffSettingsNotHeld(t *testing.T) {
+	toPowersave := `for c in /sys/devices/system/cpu/cpu*/cpufreq; do echo powersave > $c/scaling_governor; done`
+	toBalancePower := `for f in /sys/devices/system/cpu/cpu*/cpufreq/energy_performance_preference; do echo balance_power > $f; done`
+	switched := func(old, new string) *heldDisturbance {
+		return &heldDisturbance{Comm: "sh", CPU: 0, Register: "IA32_HWP_REQUEST", Old: old, New: new}
+	}
+	prepared := func(side string) *heldDisturbance {
+		return &heldDisturbance{CPU: 0, Register: "energy_performance_preference", Old: side, New: "balance_power", Checked: true}
+	}
+	tests := []struct {
+		name    string
+		args    string // diff's, after the sides
+		wantErr string // regexp of the error line
+		runs    []heldRun
+	}{
+		{name: "workload", args: `performance powersave:epp=performance --runs 2 --warmup 0 -C 0 -- sh -c '` + toPowersave + `; sleep 0.3'`,
+			wantErr: `^hwpprobe: diff: settings did not hold: side A \(governor=performance\) in none of its 2 runs \(run 1: sh \(pid \d+\) at \+0\.\d\ds on CPU 0: IA32_HWP_REQUEST 0x3e3e -> 0x40003e05\); no verdict \(--keep-disturbed counts such runs\)$`,
+			runs:    []heldRun{{1, "A", switched("0x3e3e", "0x40003e05")}, {2, "B", nil}, {3, "B", nil}, {4, "A", switched("0x3e3e", "0x10003e05")}}},
+		{name: "short-workload", args: `performance powersave:epp=performance --runs 4 --warmup 0 -C 0 -- sh -c '` + toPowersave + `; sleep 0.09'`,
+			wantErr: `^hwpprobe: diff: settings did not hold: side A \(governor=performance\) in none of its 4 runs \(run 1: `,
+			runs: []heldRun{{1, "A", switched("0x3e3e", "0x40003e05")}, {2, "B", nil}, {3, "B", nil}, {4, "A", switched("0x3e3e", "0x10003e05")},
+				{5, "A", switched("0x3e3e", "0x10003e05")}, {6, "B", nil}, {7, "B", nil}, {8, "A", switched("0x3e3e", "0x10003e05")}}},
+		{name: "prepare", args: `powersave:epp=power powersave:epp=performance --runs 4 --warmup 0 -C 0 --prepare '` + toBalancePower + `' -- sleep 0.1`,
+			wantErr: `^hwpprobe: diff: settings did not hold: side A \(governor=powersave epp=power\) in none of its 4 runs \(run 1: at its start CPU 0 energy_performance_preference had changed since the side was applied: power -> balance_power\); ` +
+				`side B \(governor=powersave epp=performance\) in none of its 4 runs \(run 2: at its start CPU 0 energy_performance_preference had changed since the side was applied: performance -> balance_power\); no verdict`,
+			runs: []heldRun{{1, "A", prepared("power")}, {2, "B", prepared("performance")}, {3, "B", prepared("performance")}, {4, "A", prepared("power")},
+				{5, "A", prepared("power")}, {6, "B", prepared("performance")}, {7, "B", prepared("performance")}, {8, "A", prepared("power")}}},
+	}
+	dir := t.TempDir()
+	script := settingsScript + " > before\n"
+	for _, tc := range tests {
+		script += fmt.Sprintf(`"$H" diff -o %[2]s.hwpr %[1]s > %[2]s.out 2> %[2]s.err; echo $? > %[2]s.status; "$H" diff %[2]s.hwpr --keep-disturbed --json %[2]s.json > /dev/null 2>&1`+"\n", tc.args, tc.name)
+	}
+	out, code := emuDiff(t, "mtl-165u", dir, script+settingsScript+` > after; cmp before after && echo restored`)
+	if code != 0 || !strings.Contains(out, "restored") {
+		t.Fatalf("status %d, settings not restored:\n%s", code, out)
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			read := func(ext string) string {
+				b, err := os.ReadFile(filepath.Join(dir, tc.name+ext))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return string(b)
+			}
+			stderr := read(".err")
+			if status := strings.TrimSpace(read(".status")); status != "1" || strings.Contains(read(".out"), "verdict") {
+				t.Errorf("status %s, want 1 and no verdict; stdout:\n%s", status, read(".out"))
+			}
+			var errLines []string
+			for _, l := range strings.Split(stderr, "\n") {
+				if strings.HasPrefix(l, "hwpprobe: diff:") {
+					errLines = append(errLines, l)
+				}
+			}
+			if len(errLines) != 1 || !regexp.MustCompile(tc.wantErr).MatchString(errLines[0]) || !strings.Contains(stderr, "restore: every setting is back") {
+				t.Errorf("error lines %q, want one matching %s, and the settings restored; stderr:\n%s", errLines, tc.wantErr, stderr)
+			}
+			var j struct {
+				Runs []struct {
+					Run          int               `json:"run"`
+					Side         string            `json:"side"`
+					Disturbances []heldDisturbance `json:"disturbances"`
+				} `json:"runs"`
+			}
+			if err := json.Unmarshal([]byte(read(".json")), &j); err != nil {
+				t.Fatal(err)
+			}
+			var got []heldRun
+			for _, r := range j.Runs {
+				h := heldRun{Run: r.Run, Side: r.Side}
+				if len(r.Disturbances) > 0 {
+					h.First = &r.Disturbances[0]
+				}
+				got = append(got, h)
+			}
+			if d := cmp.Diff(tc.runs, got); d != "" {
+				t.Errorf("runs and their first disturbance (-want +got):\n%s", d)
+			}
+		})
 	}
 }
 

@@ -88,9 +88,5 @@ func Settings(s []recording.Setting) string {
 	if len(s) == 0 {
 		return "(as recorded)"
 	}
-	parts := make([]string, len(s))
-	for i, x := range s {
-		parts[i] = x.Name + "=" + x.Value
-	}
-	return strings.Join(parts, " ")
+	return recording.SettingsText(s)
 }
