@@ -13,7 +13,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 
-.PHONY: all build test lint generate check-generate deps ci bench clean
+.PHONY: all build test lint generate check-generate deps ci bench fuzz clean
 
 all: build
 
@@ -50,6 +50,11 @@ deps:
 	scripts/install-deps.sh
 
 ci: deps check-generate lint build test
+
+# Every fuzz target for FUZZTIME each (default 10m; not part of ci, which
+# replays their seeds and committed corpora): make fuzz FUZZTIME=30s
+fuzz:
+	GO=$(GO) scripts/fuzz.sh
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem $(PKGS)

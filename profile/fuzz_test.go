@@ -35,3 +35,30 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzCompareMatrix: any --expect file against a real matrix table: no
+// panic; each difference names a line that differs, in order, with the
+// file's and the table's text of it; a table compared with itself has none.
+func FuzzCompareMatrix(f *testing.F) {
+	table := "profile                   type  min  max  des  epp  epb\nperformance               P      62   62    0    0    6\n"
+	f.Add(table)
+	f.Add("")
+	f.Add(strings.Repeat("\n", 5))
+	f.Add(table[:40] + "\x1b[2J\r\x00")
+	f.Fuzz(func(t *testing.T, want string) {
+		if d := CompareMatrix(want, want); len(d) != 0 {
+			t.Fatalf("a text against itself: %v", d)
+		}
+		lines := strings.Split(strings.TrimRight(want, "\n"), "\n")
+		prev := 0
+		for _, d := range CompareMatrix(table, want) {
+			if d.N <= prev || d.N > max(len(lines), 3) || d.Want == d.Got {
+				t.Fatalf("difference %+v after line %d (%d lines)", d, prev, len(lines))
+			}
+			if d.N <= len(lines) && d.Want != lines[d.N-1] {
+				t.Fatalf("difference %+v, the file's line is %q", d, lines[d.N-1])
+			}
+			prev = d.N
+		}
+	})
+}
