@@ -3,11 +3,41 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/internal/sigquit/quittest"
 )
+
+// TestQuitEarly: SIGQUIT at any moment from hwpemu's first package
+// initializations on (0 to 15 ms after package sigquit's init) ends run,
+// serve and list with 131 (list may be done before: 0), never with the
+// Go runtime's goroutine dump and status 2 (issue 21, fault 7).
+func TestQuitEarly(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		argv []string
+		want []int
+	}{
+		{[]string{"run", "vm-bare", "--", "sleep", "30"}, []int{131}},
+		{[]string{"serve", "vm-bare", dir}, []int{131}},
+		{[]string{"list"}, []int{0, 131}},
+	} {
+		t.Run(tc.argv[0], func(t *testing.T) {
+			for _, r := range quittest.Loop(t, filepath.Join(binDir, "hwpemu"), tc.argv, 16, 1) {
+				if !slices.Contains(tc.want, r.Status) || strings.Contains(r.Stderr, "goroutine ") {
+					t.Errorf("SIGQUIT %v after sigquit's init: status %d, want one of %v; stderr:\n%.1000s", r.After, r.Status, tc.want, r.Stderr)
+				}
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("serve left %d entries in %s: still mounted?", len(ents), dir)
+	}
+}
 
 // descTiny is a small valid description; the cases below change it.
 const descTiny = `name: tiny

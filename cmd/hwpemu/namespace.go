@@ -15,6 +15,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
 
@@ -70,6 +71,7 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 	// PID 1 gets no signal it has no handler for: catch them at once.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, termSignals...)
+	defer sigquit.Hold(nil)()
 	if err := tieToRun(); err != nil {
 		return err
 	}
