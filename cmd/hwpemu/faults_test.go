@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -81,5 +84,52 @@ func TestDescriptionRefused(t *testing.T) {
 				t.Errorf("hwpemu run (-want +got: status, stdout, stderr):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestPrivateRunHwpprobe: each session has its own /run/hwpprobe, empty
+// at start, and the rest of the host's /run: what one session keeps
+// there (apply's journal) is seen neither by another session nor on the
+// host (issue 21, fault 14).
+func TestPrivateRunHwpprobe(t *testing.T) {
+	name := fmt.Sprintf("hwpemu-test-%d", os.Getpid())
+	onHost := filepath.Join("/run/hwpprobe", name)
+	t.Cleanup(func() { os.Remove(onHost) }) // only there without the fix
+	a := emuCmd("run", "vm-bare", "--", "sh", "-c", "echo A > /run/hwpprobe/"+name+" && echo ready && exec sleep 600")
+	out, err := a.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Process.Signal(syscall.SIGTERM); a.Wait() })
+	if line, err := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+		t.Fatalf("session A: %q %v", line, err)
+	}
+	type view struct {
+		Private string   // ls -A /run/hwpprobe in session B
+		Run     []string // ls -A /run in session B
+		OnHost  bool     // session A's file in the host's /run/hwpprobe
+	}
+	var want view
+	ents, err := os.ReadDir("/run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		want.Run = append(want.Run, e.Name())
+	}
+	if !slices.Contains(want.Run, "hwpprobe") {
+		want.Run = append(want.Run, "hwpprobe")
+		slices.Sort(want.Run)
+	}
+	b := inMachine(t, "vm-bare", "ls -A /run/hwpprobe; echo --; ls -A /run | LC_ALL=C sort")
+	private, run, _ := strings.Cut(b, "--\n")
+	got := view{Private: private, Run: strings.Fields(run)}
+	_, err = os.Stat(onHost)
+	got.OnHost = err == nil
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("while session A keeps %s in its /run/hwpprobe (-want +got):\n%s", name, diff)
 	}
 }

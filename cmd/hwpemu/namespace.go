@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -114,6 +115,9 @@ func startServer(mf machineFlags, ns nsFlags, machine string) (*served, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return nil, fmt.Errorf("make mounts private: %w", err)
 	}
+	if err := privateRun("/run", "hwpprobe"); err != nil {
+		return nil, err
+	}
 	// The emulated CPUs follow the host's load, read from the host's
 	// /proc/stat. Once grafted, that path shows the emulated file served
 	// by this very process, which must never read it: keep the real one
@@ -199,4 +203,21 @@ func reapUntil(pid int) unix.WaitStatus {
 			return ws
 		}
 	}
+}
+
+// privateRun gives the session its own dir/private (/run/hwpprobe, where
+// hwpprobe keeps the journal of settings to restore and its lock): a
+// journal left on the host or in another session neither blocks apply and
+// diff here nor meets restore here, and none made here reaches the host.
+// dir becomes a mirror of the host's (fusefs.Mirror: every other entry
+// bound to the host's own) holding an empty private directory. It runs in
+// the server's mount namespace, after every mount was made private.
+func privateRun(dir, private string) error {
+	if err := fusefs.Mirror(dir, private); err != nil {
+		return fmt.Errorf("private %s/%s: %w", dir, private, err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, private), 0o700); err != nil {
+		return fmt.Errorf("private %s/%s: %w", dir, private, err)
+	}
+	return nil
 }
