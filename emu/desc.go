@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"path"
 	"slices"
 	"strconv"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
@@ -288,8 +291,8 @@ func (d *Description) validate() error {
 	if err := d.validateMachine(); err != nil {
 		return err
 	}
-	if t := d.Thermal; t != nil && !(t.RKPerW > 0 && t.CJPerK > 0 && t.Source != "") {
-		return fieldErrorf("thermal", "r_k_per_w and c_j_per_k must be positive and source given")
+	if err := d.validateFigures(); err != nil {
+		return err
 	}
 	ncpu := d.NumCPUs()
 	if err := d.validateMSRs(ncpu); err != nil {
@@ -310,13 +313,33 @@ func (d *Description) NumCPUs() int {
 	return n * d.Packages
 }
 
+// maxNameLen bounds a machine's name, which hwpemu prints and puts in its
+// mount's source.
+const maxNameLen = 256
+
+// CheckName reports why name cannot name a machine, or nil: a name is
+// printed on terminals and in mount sources, so it must be 1 to 256
+// bytes of printable text, without control characters (escape
+// sequences), invalid UTF-8 or other characters OneLine would escape.
+func CheckName(name string) error {
+	switch {
+	case name == "":
+		return errors.New("is empty")
+	case len(name) > maxNameLen:
+		return fmt.Errorf("%d bytes: want at most %d", len(name), maxNameLen)
+	case cli.OneLine(name) != name:
+		return fmt.Errorf("%q: want printable text (no control characters or escape sequences)", name)
+	}
+	return nil
+}
+
 // maxCPUs bounds a description's CPU count (the kernel's NR_CPUS limit on
 // x86-64), so that a typo cannot make the emulator allocate without end.
 const maxCPUs = 8192
 
 func (d *Description) validateMachine() error {
-	if d.Name == "" {
-		return fieldErrorf("name", "is empty")
+	if err := CheckName(d.Name); err != nil {
+		return &fieldError{field: "name", err: err}
 	}
 	if d.Vendor != "GenuineIntel" && d.Vendor != "AuthenticAMD" {
 		return fieldErrorf("vendor", "%q: want GenuineIntel or AuthenticAMD", d.Vendor)
@@ -362,6 +385,55 @@ func (d *Description) validateMachine() error {
 	return nil
 }
 
+// Bounds of the power and thermal figures: beyond any real part (a
+// package of 10 kW, air from -50 to 150 °C, a heat sink of 1e9 J/K), yet
+// finite, so that the model's sums and exponentials stay finite numbers.
+const (
+	maxWatts    = 1e4
+	maxExponent = 10
+	minAmbientC = -50
+	maxAmbientC = 150
+	maxOffsetC  = 100 // a core type's therm_offset_c, either way
+	maxKPerW    = 1e3
+	maxJPerK    = 1e9
+)
+
+// rangedFigure is one float field of a description and its range.
+type rangedFigure struct {
+	field  string
+	v      float64
+	lo, hi float64
+}
+
+// validateFigures checks the power model's and the thermal model's
+// figures: each a finite number within its range (YAML's .inf and .nan
+// decode into a float64, as does -1e308).
+func (d *Description) validateFigures() error {
+	p := d.Power
+	figs := []rangedFigure{{"power.idle_w", p.IdleW, 0, maxWatts}, {"power.uncore_w", p.UncoreW, 0, maxWatts},
+		{"power.exponent", p.Exponent, 0, maxExponent}, {"power.dram_w", p.DRAMW, 0, maxWatts},
+		{"power.dram_busy_w", p.DRAMBusyW, 0, maxWatts}, {"power.platform_w", p.PlatformW, 0, maxWatts}}
+	for _, name := range slices.Sorted(maps.Keys(d.CoreTypes)) {
+		if ct := d.CoreTypes[name]; ct != nil {
+			figs = append(figs, rangedFigure{"core_types." + name + ".active_w", ct.ActiveW, 0, maxWatts},
+				rangedFigure{"core_types." + name + ".therm_offset_c", ct.ThermOffsetC, -maxOffsetC, maxOffsetC})
+		}
+	}
+	if t := d.Thermal; t != nil {
+		if !(t.RKPerW > 0 && t.CJPerK > 0 && t.Source != "") {
+			return fieldErrorf("thermal", "r_k_per_w and c_j_per_k must be positive and source given")
+		}
+		figs = append(figs, rangedFigure{"thermal.ambient_c", t.AmbientC, minAmbientC, maxAmbientC},
+			rangedFigure{"thermal.r_k_per_w", t.RKPerW, 0, maxKPerW}, rangedFigure{"thermal.c_j_per_k", t.CJPerK, 0, maxJPerK})
+	}
+	for _, f := range figs {
+		if math.IsNaN(f.v) || f.v < f.lo || f.v > f.hi { // ±Inf is outside every range
+			return fieldErrorf(f.field, "%v: want a finite number from %g to %g", f.v, f.lo, f.hi)
+		}
+	}
+	return nil
+}
+
 func (d *Description) validateCores() error {
 	n := 0
 	for i, g := range d.Cores {
@@ -397,12 +469,29 @@ func (d *Description) validateCores() error {
 	return nil
 }
 
+// maxCacheK bounds a cache's size_k (1 TiB): far above any cache, and
+// small enough that size_k x 1024 cannot overflow.
+const maxCacheK = 1 << 30
+
+// maxCacheWays bounds a cache's ways: CPUID leaf 4 EBX bits 31:22 hold
+// ways - 1.
+const maxCacheWays = 1 << 10
+
+// validate names the field that is wrong: level, size_k or ways, each
+// checked against its own range, then size_k against ways.
 func (ca Cache) validate(f string) error {
 	if ca.Type != "Data" && ca.Type != "Instruction" && ca.Type != "Unified" {
 		return fieldErrorf(f+".type", "%q: want Data, Instruction or Unified", ca.Type)
 	}
-	if ca.Ways < 1 || ca.SizeK < 1 || ca.SizeK*1024%(ca.Ways*64) != 0 || ca.SizeK > 1<<30 || ca.Level < 1 || ca.Level > 7 {
-		return fieldErrorf(f, "level %d, %d KB, %d ways: want a level 1-7 and a size that is a multiple of ways x 64 bytes", ca.Level, ca.SizeK, ca.Ways)
+	switch {
+	case ca.Level < 1 || ca.Level > 7:
+		return fieldErrorf(f+".level", "%d: want 1 to 7", ca.Level)
+	case ca.Ways < 1 || ca.Ways > maxCacheWays:
+		return fieldErrorf(f+".ways", "%d: want 1 to %d", ca.Ways, maxCacheWays)
+	case ca.SizeK < 1 || ca.SizeK > maxCacheK:
+		return fieldErrorf(f+".size_k", "%d: want 1 to %d", ca.SizeK, maxCacheK)
+	case ca.SizeK*1024%(ca.Ways*64) != 0:
+		return fieldErrorf(f+".size_k", "%d KB: want a multiple of ways x 64 bytes (%d ways)", ca.SizeK, ca.Ways)
 	}
 	switch s := ca.SharedBy; {
 	case s == "thread", s == "core", s == "package":
@@ -535,6 +624,9 @@ func (d *Description) validateFiles() error {
 		if n != 1 {
 			return fieldErrorf(f, "%s: want exactly one of mode (a file), link or dir", e.Path)
 		}
+		if strings.ContainsRune(e.Link, 0) {
+			return fieldErrorf(f+".link", "%q: contains a NUL byte, which no link target can", e.Link)
+		}
 		if e.Mode != "" {
 			if m, err := strconv.ParseUint(e.Mode, 8, 32); err != nil || m > 0o777 {
 				return fieldErrorf(f+".mode", "%q: want octal permission bits such as 0444", e.Mode)
@@ -557,6 +649,9 @@ func (d *Description) validateFiles() error {
 // checkFilePath accepts clean relative paths below a graft point, other
 // than the live files.
 func checkFilePath(p string) error {
+	if strings.ContainsRune(p, 0) {
+		return errors.New("contains a NUL byte, which no file name can")
+	}
 	if p == "" || path.IsAbs(p) || path.Clean(p) != p || strings.HasPrefix(p, "../") || p == ".." {
 		return errors.New("want a clean path relative to the system root")
 	}

@@ -700,7 +700,7 @@ func TestParseDescriptionErrors(t *testing.T) {
 		{"truncated", tiny[:strings.Index(tiny, "cores:")], "description:7: cores: missing: no cores"},
 		{"truncated mid-line", tiny[:strings.Index(tiny, "threads")+3], "description:9: yaml: did not find expected ',' or '}'"},
 		{"offline boot CPU", tiny + "offline: [0]\n", "description:14: offline[0]: CPU 0: want 1 to 1 (CPU 0 cannot be offline)"},
-		{"cache ways", rep("c: {}", "c: {caches: [{level: 1, type: Data, size_k: 48, ways: 0, shared_by: core}]}"), "description:11: core_types.c.caches[0]: level 1, 48 KB, 0 ways"},
+		{"cache ways", rep("c: {}", "c: {caches: [{level: 1, type: Data, size_k: 48, ways: 0, shared_by: core}]}"), "description:11: core_types.c.caches[0].ways: 0: want 1 to 1024"},
 		{"bus", rep("bus_mhz: 100", "bus_mhz: 0\ncpuid_level: 0x16"), "description:6: bus_mhz: 0: want > 0"},
 		{"cpuid cpus", tiny + "cpuid:\n  - {leaf: 1, cpus: 0-5, regs: [1, 2, 3, 4]}\n", "description:15: cpuid[0].cpus: leaf 0x1: CPU 5: the machine has 2 CPUs"},
 		{"cpuid twice", tiny + "cpuid:\n  - {leaf: 1, cpus: 0-1, regs: [1, 2, 3, 4]}\n  - {leaf: 1, subleaf: 0, cpus: 1, regs: [1, 2, 3, 4]}\n", "description:16: cpuid[1]: leaf 0x1 subleaf 0 listed twice for CPU 1"},

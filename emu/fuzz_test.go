@@ -2,12 +2,15 @@ package emu
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 // FuzzParseDescription: any input gives a machine or one DescriptionError
@@ -24,6 +27,9 @@ func FuzzParseDescription(f *testing.F) {
 	f.Add([]byte(tiny))
 	f.Add([]byte(tiny + "files:\n  - {path: proc/cpuinfo, mode: \"0444\", content: \"x\\n\"}\n  - {path: sys/class/powercap, dir: true}\n" +
 		"cpuid:\n  - {leaf: 1, cpus: 0-1, regs: [1, 2, 3, 4]}\n  - {leaf: 4, subleaf: 1, cpus: 1, regs: [1, 2, 3, 4]}\n"))
+	for _, tc := range descFaults {
+		f.Add([]byte(tc.data))
+	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		d, err := ParseDescription(data)
 		if err != nil {
@@ -32,6 +38,9 @@ func FuzzParseDescription(f *testing.F) {
 				t.Fatalf("error %q (%T): want one DescriptionError line", err, err)
 			}
 			return
+		}
+		if err := sane(d); err != nil {
+			t.Fatalf("accepted: %v", err)
 		}
 		if d.NumCPUs() > 32 {
 			return // valid, but building and reading every file is quadratic in CPUs: too slow to fuzz
@@ -43,6 +52,34 @@ func FuzzParseDescription(f *testing.F) {
 		}
 		walk(t, m.Tree(), 0)
 	})
+}
+
+// sane returns what an accepted description must not hold: a name that
+// is not printable text, a power or thermal figure that is not finite, a
+// NUL in a file's path or link.
+func sane(d *Description) error {
+	if cli.OneLine(d.Name) != d.Name {
+		return fmt.Errorf("name %q", d.Name)
+	}
+	p := d.Power
+	figs := []float64{p.IdleW, p.UncoreW, p.Exponent, p.DRAMW, p.DRAMBusyW, p.PlatformW}
+	for _, ct := range d.CoreTypes {
+		figs = append(figs, ct.ActiveW, ct.ThermOffsetC)
+	}
+	if th := d.Thermal; th != nil {
+		figs = append(figs, th.AmbientC, th.RKPerW, th.CJPerK)
+	}
+	for _, v := range figs {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("figure %v", v)
+		}
+	}
+	for _, e := range d.Files {
+		if strings.ContainsRune(e.Path+e.Link, 0) {
+			return fmt.Errorf("file %q link %q: NUL", e.Path, e.Link)
+		}
+	}
+	return nil
 }
 
 // walk reads every file and a few device offsets below d, of CPUs 0 and 1

@@ -46,10 +46,7 @@ func graftAndExec(stderr io.Writer, parent, machine, model string, argv []string
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stderr, "hwpemu: emulated %s (not real hardware)\n", machine)
-	if model != "" {
-		fmt.Fprintf(stderr, "hwpemu: model: %s\n", model)
-	}
+	banner(stderr, machine, model)
 	if err := closeOnExec(); err != nil {
 		return err
 	}

@@ -74,10 +74,14 @@ func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, erro
 	return m, err
 }
 
-// banner is the line every hwpemu command prints on stderr.
-func banner(w io.Writer, m *emu.Machine) {
-	cli.Linef(w, "hwpemu", "emulated %s (not real hardware)", m.Name())
-	cli.Linef(w, "hwpemu", "model: %s", m.Summary())
+// banner is what every hwpemu command prints on stderr: the machine's
+// name, and the model's summary when there is one, escaped (a description
+// is input).
+func banner(w io.Writer, machine, summary string) {
+	cli.Linef(w, "hwpemu", "emulated %s (not real hardware)", machine)
+	if summary != "" {
+		cli.Linef(w, "hwpemu", "model: %s", summary)
+	}
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {

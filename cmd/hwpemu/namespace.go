@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -15,6 +16,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
 
@@ -70,6 +72,7 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 	// PID 1 gets no signal it has no handler for: catch them at once.
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, termSignals...)
+	defer sigquit.Hold(nil)()
 	if err := tieToRun(); err != nil {
 		return err
 	}
@@ -111,6 +114,9 @@ type served struct {
 func startServer(mf machineFlags, ns nsFlags, machine string) (*served, error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return nil, fmt.Errorf("make mounts private: %w", err)
+	}
+	if err := privateRun("/run", "hwpprobe"); err != nil {
+		return nil, err
 	}
 	// The emulated CPUs follow the host's load, read from the host's
 	// /proc/stat. Once grafted, that path shows the emulated file served
@@ -197,4 +203,21 @@ func reapUntil(pid int) unix.WaitStatus {
 			return ws
 		}
 	}
+}
+
+// privateRun gives the session its own dir/private (/run/hwpprobe, where
+// hwpprobe keeps the journal of settings to restore and its lock): a
+// journal left on the host or in another session neither blocks apply and
+// diff here nor meets restore here, and none made here reaches the host.
+// dir becomes a mirror of the host's (fusefs.Mirror: every other entry
+// bound to the host's own) holding an empty private directory. It runs in
+// the server's mount namespace, after every mount was made private.
+func privateRun(dir, private string) error {
+	if err := fusefs.Mirror(dir, private); err != nil {
+		return fmt.Errorf("private %s/%s: %w", dir, private, err)
+	}
+	if err := os.Mkdir(filepath.Join(dir, private), 0o700); err != nil {
+		return fmt.Errorf("private %s/%s: %w", dir, private, err)
+	}
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
 
@@ -87,6 +88,7 @@ var termSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 func superviseRun(mf machineFlags, args []string) error {
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, termSignals...)
+	defer sigquit.Hold(nil)() // SIGQUIT is passed on too
 	parent, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
 		return fmt.Errorf("read own mount namespace: %w", err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 )
 
 func newServeCmd() *cobra.Command {
@@ -19,8 +20,8 @@ func newServeCmd() *cobra.Command {
 		Use:   "serve [flags] MACHINE DIR",
 		Short: "Mount the emulated machine's files at DIR until SIGINT or SIGTERM",
 		Long: `serve mounts the emulated tree (dev/, sys/, proc/) at the existing directory
-DIR, prints one line saying where, and serves it until SIGINT, SIGTERM or
-SIGHUP, then unmounts. Programs read it through a root option, for example
+DIR, prints one line saying where, and serves it until SIGINT, SIGTERM,
+SIGHUP or SIGQUIT, then unmounts (exit 0; 131 after SIGQUIT). Programs read it through a root option, for example
 hwpprobe --root DIR. Needs root (CAP_SYS_ADMIN). If serve is killed with
 SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 		Example: `  sudo hwpemu serve mtl-165u /tmp/mtl &
@@ -36,8 +37,9 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 				return cli.Usagef("serve: %s is not an existing directory", dir)
 			}
 			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			signal.Notify(sigs, termSignals...)
 			defer signal.Stop(sigs)
+			defer sigquit.Hold(nil)()
 			srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: mountName(m.Name(), os.Getpid()), Debug: mf.debug})
 			if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
 				return fmt.Errorf("mounting needs root (CAP_SYS_ADMIN): %w", err)
@@ -45,16 +47,23 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 			if err != nil {
 				return err
 			}
-			banner(cmd.ErrOrStderr(), m)
+			banner(cmd.ErrOrStderr(), m.Name(), m.Summary())
 			cli.Linef(cmd.OutOrStdout(), "hwpemu", "serving emulated %s at %s until SIGINT or SIGTERM", m.Name(), dir)
 			stopped := make(chan struct{})
 			go func() { srv.Wait(); close(stopped) }()
+			var sig os.Signal
 			select {
-			case <-sigs:
+			case sig = <-sigs:
 			case <-stopped: // unmounted from outside
 				return nil
 			}
-			return srv.Unmount()
+			if err := srv.Unmount(); err != nil {
+				return err
+			}
+			if sig == syscall.SIGQUIT {
+				return cli.ExitCodeError{Code: sigquit.Status}
+			}
+			return nil
 		},
 	}
 	mf.register(cmd)

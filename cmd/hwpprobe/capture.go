@@ -44,6 +44,11 @@ root. See docs/capture.md.`,
 			if err := checkOutput(out); err != nil {
 				return err
 			}
+			if name != "" {
+				if err := emu.CheckName(name); err != nil {
+					return cli.Usagef("capture: --name %w", err)
+				}
+			}
 			file, err := atomicfile.Create(out, atomicfile.Options{Replace: force})
 			if errors.Is(err, atomicfile.ErrExists) {
 				return fmt.Errorf("capture: %s exists (use --force to replace it)", out)
@@ -76,7 +81,7 @@ root. See docs/capture.md.`,
 				return fmt.Errorf("capture: %w", err)
 			}
 			reportUnreadable(cmd.ErrOrStderr(), out, d.Unreadable)
-			fmt.Fprintf(cmd.OutOrStdout(), "hwpprobe: captured %s (%d CPUs) into %s\n", d.Name, d.NumCPUs(), out)
+			cli.Linef(cmd.OutOrStdout(), "hwpprobe", "captured %s (%d CPUs) into %s", d.Name, d.NumCPUs(), out)
 			return nil
 		},
 	}

@@ -221,11 +221,23 @@ func create(p string, isDir bool) error {
 	return f.Close()
 }
 
-// mirror replaces dir by a tmpfs holding the same entries: directories and
-// files bind-mounted from the original, symbolic links copied. The
-// original stays reachable, under the tmpfs, through a descriptor opened
-// before (/proc/self/fd/N leads to it), so no staging directory is needed.
-func (g *grafter) mirror(dir string) error {
+// Mirror replaces dir, in the caller's mount namespace, by a tmpfs
+// holding the same entries but except (none when ""): directories and
+// files bind-mounted from the original with what is mounted below them,
+// symbolic links copied. What is created in dir afterwards stays on the
+// tmpfs. hwpemu run gives each session its own /run/hwpprobe so.
+func Mirror(dir, except string) error {
+	g := grafter{ours: map[string]bool{}}
+	return g.mirrorExcept(dir, except)
+}
+
+// mirror replaces dir by a tmpfs holding the same entries (Mirror).
+func (g *grafter) mirror(dir string) error { return g.mirrorExcept(dir, "") }
+
+// mirrorExcept is Mirror. The original stays reachable, under the tmpfs,
+// through a descriptor opened before (/proc/self/fd/N leads to it), so no
+// staging directory is needed.
+func (g *grafter) mirrorExcept(dir, except string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("fusefs: %w", err)
@@ -243,6 +255,8 @@ func (g *grafter) mirror(dir string) error {
 	for _, e := range entries {
 		src, dst := filepath.Join(orig, e.Name()), filepath.Join(dir, e.Name())
 		switch {
+		case e.Name() == except:
+			continue
 		case e.Type()&fs.ModeSymlink != 0:
 			t, err := os.Readlink(src)
 			if err != nil {
