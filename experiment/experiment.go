@@ -7,13 +7,13 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -92,8 +92,7 @@ func Run(cfg Config) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: diff writes sysfs settings; run it as root (sudo hwpprobe diff ...), or add --dry-run", profile.ErrNotRoot)
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-	defer signal.Stop(sigs)
+	defer sigquit.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)()
 	sw, err := profile.Begin(profile.Options{FS: cfg.FS, JournalDir: cfg.JournalDir}, profiles[0].Text)
 	if err != nil {
 		return nil, err

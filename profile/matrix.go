@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 )
 
@@ -43,8 +43,7 @@ func Matrix(o MatrixOptions) (out []*Verification, err error) {
 		return nil, err
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, caught...)
-	defer signal.Stop(sigs)
+	defer sigquit.Notify(sigs, caught...)()
 	sw, err := Begin(o.Options, "matrix: "+strings.Join(o.Profiles, " "))
 	if err != nil {
 		return nil, err

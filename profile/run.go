@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
 	"syscall"
 
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
@@ -50,8 +50,7 @@ func Run(o RunOptions) (code int, err error) {
 		return 0, dryRun(o, m, p)
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, caught...)
-	defer signal.Stop(sigs)
+	defer sigquit.Notify(sigs, caught...)()
 	sw, err := Begin(o.Options, p.Text)
 	if err != nil {
 		return 0, err

@@ -6,7 +6,6 @@ import (
 	"math"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
 	"syscall"
 
@@ -71,8 +70,7 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 	}
 	// PID 1 gets no signal it has no handler for: catch them at once.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, termSignals...)
-	defer sigquit.Hold(nil)()
+	defer sigquit.Notify(sigs, termSignals...)()
 	if err := tieToRun(); err != nil {
 		return err
 	}

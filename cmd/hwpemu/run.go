@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -87,8 +86,7 @@ var termSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 // still alive when it sets its death signal (see serveNamespace).
 func superviseRun(mf machineFlags, args []string) error {
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, termSignals...)
-	defer sigquit.Hold(nil)() // SIGQUIT is passed on too
+	defer sigquit.Notify(sigs, termSignals...)() // SIGQUIT is passed on too
 	parent, err := os.Readlink("/proc/self/ns/mnt")
 	if err != nil {
 		return fmt.Errorf("read own mount namespace: %w", err)

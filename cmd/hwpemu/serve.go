@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -37,9 +36,7 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 				return cli.Usagef("serve: %s is not an existing directory", dir)
 			}
 			sigs := make(chan os.Signal, 1)
-			signal.Notify(sigs, termSignals...)
-			defer signal.Stop(sigs)
-			defer sigquit.Hold(nil)()
+			defer sigquit.Notify(sigs, termSignals...)()
 			srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: mountName(m.Name(), os.Getpid()), Debug: mf.debug})
 			if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
 				return fmt.Errorf("mounting needs root (CAP_SYS_ADMIN): %w", err)

@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"net"
-	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/exporter"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 )
 
 func init() { subcommands = append(subcommands, newExporterCmd) }
@@ -55,7 +55,7 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 				return cli.Usagef("--msr: %w", err)
 			}
 			o.Root, o.Log = global.root, cmd.ErrOrStderr()
-			ctx, stop := signal.NotifyContext(cmd.Context(), cli.StopSignals...)
+			ctx, stop := sigquit.NotifyContext(cmd.Context(), cli.StopSignals...)
 			defer stop()
 			err = exporter.Run(ctx, o)
 			if errors.Is(err, exporter.ErrBadCPUList) || errors.Is(err, exporter.ErrBadUser) || errors.Is(err, exporter.ErrNotDir) ||

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -68,30 +67,8 @@ func run(args []string) int {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cmd := newRootCmd()
-	release := func() {}
-	defer func() { release() }()
-	cmd.PersistentPreRun = func(c *cobra.Command, _ []string) {
-		if catchesQuit[c.CommandPath()] {
-			release = sigquit.Hold(cancel)
-		}
-	}
 	cmd.SetArgs(args)
 	return cli.Status(cmd.ExecuteContext(ctx), "hwpprobe", os.Stderr, isCobraUsage)
-}
-
-// catchesQuit are the commands that catch SIGQUIT themselves, as Ctrl-C
-// (watch, trace, exporter: they end cleanly, exit 0) or to stop and
-// restore (record, apply, matrix, diff: the command's status). From their
-// start, package sigquit leaves SIGQUIT to them, and cancels their
-// context (one that comes before their signal.Notify stops those that
-// follow the context). Every other command ends at once with status
-// 131 (sigquit.Status), as the signal's default action would, never with
-// the Go runtime's stack dump and status 2. A command that starts to catch
-// SIGQUIT must be listed here, or a SIGQUIT would end it before it has
-// restored anything; TestQuitClassified lists every command.
-var catchesQuit = map[string]bool{
-	"hwpprobe watch": true, "hwpprobe trace": true, "hwpprobe exporter": true, "hwpprobe record": true,
-	"hwpprobe apply": true, "hwpprobe matrix": true, "hwpprobe diff": true,
 }
 
 // isCobraUsage recognises cobra's own errors for unknown commands and

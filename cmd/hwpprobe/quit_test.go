@@ -2,12 +2,8 @@ package main
 
 import (
 	"slices"
-	"sort"
 	"strings"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/sigquit/quittest"
 )
@@ -34,34 +30,5 @@ func TestQuitEarly(t *testing.T) {
 				}
 			}
 		})
-	}
-}
-
-// TestQuitClassified lists every command, as catching SIGQUIT itself or
-// not (main.go, catchesQuit), so that a new command is a decision.
-func TestQuitClassified(t *testing.T) {
-	var got []string
-	var walk func(c *cobra.Command)
-	walk = func(c *cobra.Command) {
-		if c.Runnable() && c.HasParent() {
-			got = append(got, c.CommandPath())
-		}
-		for _, s := range c.Commands() {
-			walk(s)
-		}
-	}
-	walk(newRootCmd())
-	sort.Strings(got)
-	want := []string{"hwpprobe apply", "hwpprobe capture", "hwpprobe convert", "hwpprobe decode", "hwpprobe diff",
-		"hwpprobe export", "hwpprobe exporter", "hwpprobe matrix", "hwpprobe profiles", "hwpprobe record",
-		"hwpprobe report", "hwpprobe restore", "hwpprobe show", "hwpprobe snapshot", "hwpprobe trace",
-		"hwpprobe watch", "hwpprobe workload buildlike", "hwpprobe workload burn"}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("commands (-want +got):\n%s\nclassify each new one in catchesQuit (main.go) and list it here", diff)
-	}
-	for c := range catchesQuit {
-		if !slices.Contains(got, c) {
-			t.Errorf("catchesQuit lists %q, no command", c)
-		}
 	}
 }

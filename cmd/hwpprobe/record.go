@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -16,6 +15,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/recorder"
@@ -99,8 +99,7 @@ func runRecord(stderr io.Writer, o *recordOptions, msrs []uint32, argv []string)
 	// Catch the signals from now on: a Ctrl-C while setting up is
 	// forwarded to CMD as soon as it exists, and the file still ends well.
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, cli.StopSignals...)
-	defer signal.Stop(sigs)
+	defer sigquit.Notify(sigs, cli.StopSignals...)()
 
 	// The output is started before anything runs: an unwritable path or
 	// a full disk fails here, with CMD not started and no file left.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/tracerun"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
@@ -157,8 +157,7 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 		cli.Linef(cmd.ErrOrStderr(), "hwpprobe", "note: this kernel lacks %s (not traced)", strings.Join(missing, ", "))
 	}
 	sigs := make(chan os.Signal, 4)
-	signal.Notify(sigs, cli.StopSignals...)
-	defer signal.Stop(sigs)
+	defer sigquit.Notify(sigs, cli.StopSignals...)()
 	cfg.Signals = sigs
 	code, err := tracerun.Run(ctx, cfg).Exit()
 	if code == 0 {

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/source"
 	"github.com/hwpprobe/hwpprobe/sysfs"
@@ -49,7 +49,7 @@ Ctrl-C stops it. See docs/watch.md.`,
 					return cli.UsageError{Err: err}
 				}
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), cli.StopSignals...)
+			ctx, stop := sigquit.NotifyContext(cmd.Context(), cli.StopSignals...)
 			defer stop()
 			return runWatch(ctx, cmd.OutOrStdout(), watchOptions{
 				interval: interval, cpuSpec: cpuSpec, cols: cols, perCPU: perCPU, count: count,

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/signal"
 	"runtime"
 	"strconv"
 	"syscall"
@@ -11,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload/buildlike"
 )
 
@@ -72,7 +72,7 @@ func runBuildlike(cmd *cobra.Command, cfg buildlike.Config) error {
 	if err != nil {
 		return fmt.Errorf("buildlike: find hwpprobe's binary: %w", err)
 	}
-	ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := sigquit.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	return buildlike.Run(ctx, plan, buildlike.ExecSpawn(cmd.ErrOrStderr(), exe, "workload", "burn"))
 }

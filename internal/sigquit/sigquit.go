@@ -7,13 +7,16 @@
 // Importing the package is enough: its init asks os/signal for SIGQUIT,
 // before the packages that take long to initialize and long before any
 // command parses its flags. Only the Go runtime's own start, before any
-// package initializes, still gets the default. A command that catches
-// SIGQUIT itself (to restore settings, to end a recording cleanly) calls
-// Hold once its own signal.Notify is in place; while a hold lasts a
-// SIGQUIT is the command's alone.
+// package initializes, still gets the default. Code that catches SIGQUIT
+// itself (to restore settings, to end a recording cleanly) asks for its
+// signals through Notify or NotifyContext, never os/signal directly
+// (TestNoDirectNotify): from the moment its handler is in place, and as
+// long as it is, a SIGQUIT is its alone; before (nothing changed yet) and
+// after, SIGQUIT ends the process with Status.
 package sigquit
 
 import (
+	"context"
 	"os"
 	"os/signal"
 	"slices"
@@ -74,5 +77,33 @@ func Hold(onQuitFn func()) (release func()) {
 			holds--
 			onQuit[i] = nil
 		})
+	}
+}
+
+// Notify is signal.Notify(c, sigs...) that, where sigs include SIGQUIT,
+// holds it (Hold) at once; stop stops the delivery and releases the hold.
+func Notify(c chan<- os.Signal, sigs ...os.Signal) (stop func()) {
+	signal.Notify(c, sigs...)
+	release := func() {}
+	if slices.Contains(sigs, os.Signal(syscall.SIGQUIT)) {
+		release = Hold(nil)
+	}
+	return func() {
+		signal.Stop(c)
+		release()
+	}
+}
+
+// NotifyContext is signal.NotifyContext(parent, sigs...) that, where sigs
+// include SIGQUIT, holds it until stop is called.
+func NotifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop context.CancelFunc) {
+	ctx, cancel := signal.NotifyContext(parent, sigs...)
+	release := func() {}
+	if slices.Contains(sigs, os.Signal(syscall.SIGQUIT)) {
+		release = Hold(nil)
+	}
+	return ctx, func() {
+		cancel()
+		release()
 	}
 }
