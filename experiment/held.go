@@ -93,7 +93,7 @@ func (c *checker) readRegs() []recording.HeldReg {
 	for _, cpu := range c.cpus {
 		for _, reg := range analysis.RequestMSRs() {
 			if v, err := c.dev.ReadMSR(cpu, reg); err == nil {
-				out = append(out, recording.HeldReg{CPU: cpu, MSR: reg, Value: v})
+				out = append(out, recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: reg, Value: v}})
 			}
 		}
 	}

@@ -166,9 +166,8 @@ type Held struct {
 
 // HeldReg is one register of one CPU as a check read it.
 type HeldReg struct {
-	CPU   int    `json:"cpu"`
-	MSR   uint32 `json:"msr"`
-	Value uint64 `json:"value"`
+	CPU int `json:"cpu"`
+	Reg     // msr, value
 }
 
 // Unheld is one setting a check found changed: Want is what it held

@@ -197,8 +197,8 @@ func (e Experiment) writeRun(rw *recording.Writer, s *Side, o runOpts) error {
 	if e.Checked {
 		h := &recording.Held{TimeNs: start - 2e6}
 		for cpu := range 4 {
-			h.Regs = append(h.Regs, recording.HeldReg{CPU: cpu, MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request},
-				recording.HeldReg{CPU: cpu, MSR: hwp.MSR_IA32_ENERGY_PERF_BIAS, Value: s.EPB})
+			h.Regs = append(h.Regs, recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request}},
+				recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: hwp.MSR_IA32_ENERGY_PERF_BIAS, Value: s.EPB}})
 		}
 		if o.unheld {
 			h.Unheld = []recording.Unheld{{CPU: 0, Name: "energy_performance_preference", Want: "performance", Got: "balance_power"}}
