@@ -30,7 +30,7 @@ func differences(res *Result) []Difference {
 		}
 		out = append(out, Difference{What: what, A: a, B: b, Relative: math.Abs(x-y) / math.Max(math.Abs(x), math.Abs(y))})
 	}
-	for _, f := range append([]Figure{res.Time}, res.Figures...) {
+	for _, f := range res.AllFigures() {
 		c := f.Comparison
 		add(f.Name, fmtValue(c.A.Median, f.Unit), fmtValue(c.B.Median, f.Unit), c.A.Median, c.B.Median)
 	}
@@ -62,6 +62,11 @@ func fmtValue(v float64, unit string) string {
 	return strconv.FormatFloat(v, 'g', 5, 64) + " " + unit
 }
 
+// AllFigures are the compared figures: time first, then the others.
+func (res *Result) AllFigures() []Figure {
+	return append([]Figure{res.Time}, res.Figures...)
+}
+
 // Verdict says in words what the time comparison shows.
 func (res *Result) Verdict() string {
 	return Wording{What: "time", Ratio: "B/A", A: res.Sides[0].Label, B: res.Sides[1].Label,
@@ -75,6 +80,8 @@ type Wording struct {
 	Ratio      string // "B/A"
 	A, B       string // the sides' labels, A the reference
 	Less, More string // "faster", "slower"
+	// Adjusted, when set, follows the p-value: "Holm p=0.086".
+	Adjusted string
 }
 
 // Verdict says in words what the comparison of B with A shows: "~ no
@@ -82,14 +89,18 @@ type Wording struct {
 // faster than A (...)", with the p-value and the ratio's interval.
 func (w Wording) Verdict(c Comparison) string {
 	ci := fmt.Sprintf("ratio %s %.3f, %.0f%% interval [%.3f, %.3f]", w.Ratio, c.Ratio, 100*c.RatioConfidence, c.RatioLo, c.RatioHi)
+	p := c.PString()
+	if w.Adjusted != "" {
+		p += ", " + w.Adjusted
+	}
 	if !c.Significant {
-		return fmt.Sprintf("~ no significant difference in %s between %s and %s (%s; %s)", w.What, w.A, w.B, c.PString(), ci)
+		return fmt.Sprintf("~ no significant difference in %s between %s and %s (%s; %s)", w.What, w.A, w.B, p, ci)
 	}
 	word := w.Less
 	if c.Ratio > 1 {
 		word = w.More
 	}
-	return fmt.Sprintf("%s is %.1f%% %s than %s (%s; %s)", w.B, 100*math.Abs(c.Ratio-1), word, w.A, c.PString(), ci)
+	return fmt.Sprintf("%s is %.1f%% %s than %s (%s; %s)", w.B, 100*math.Abs(c.Ratio-1), word, w.A, p, ci)
 }
 
 // Threshold is a --fail-if condition: "B slower than A by 5%".
