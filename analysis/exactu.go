@@ -182,6 +182,15 @@ type ExactP struct {
 // Rat is the p-value as a fraction.
 func (p ExactP) Rat() *big.Rat { return new(big.Rat).SetFrac(p.Count, p.Total) }
 
+// Equal reports whether p and q are the same count of the same total (both
+// nil counts as equal); go-cmp uses it.
+func (p *ExactP) Equal(q *ExactP) bool {
+	if p == nil || q == nil {
+		return p == q
+	}
+	return p.Count.Cmp(q.Count) == 0 && p.Total.Cmp(q.Total) == 0
+}
+
 // String is "2/20 = 0.1".
 func (p ExactP) String() string {
 	if p.Count == nil || p.Total == nil {
