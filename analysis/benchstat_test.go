@@ -36,13 +36,24 @@ func writeBench(t *testing.T, path string, values []float64) {
 // here) on two files holding a and b.
 func runBenchstat(t *testing.T, bin string, a, b []float64, alpha, conf float64) benchstatRow {
 	t.Helper()
+	r := runBenchstatN(t, bin, [][]float64{a, b}, alpha, conf)
+	return benchstatRow{r[1], r[2], r[3], r[4], r[5], r[6]}
+}
+
+// runBenchstatN runs the real benchstat on one file per sample (named A,
+// B, C, ...) and returns its CSV row of the benchmark: the name, the first
+// file's median and interval, then per other file its median, interval,
+// delta and p-value.
+func runBenchstatN(t *testing.T, bin string, samples [][]float64, alpha, conf float64) []string {
+	t.Helper()
 	dir := t.TempDir()
-	fa, fb := filepath.Join(dir, "A"), filepath.Join(dir, "B")
-	writeBench(t, fa, a)
-	writeBench(t, fb, b)
-	cmd := exec.CommandContext(t.Context(), bin, "-format", "csv",
-		fmt.Sprintf("-alpha=%v", alpha), fmt.Sprintf("-confidence=%v", conf), fa, fb)
-	out, err := cmd.Output()
+	args := []string{"-format", "csv", fmt.Sprintf("-alpha=%v", alpha), fmt.Sprintf("-confidence=%v", conf)}
+	for i, v := range samples {
+		f := filepath.Join(dir, string(rune('A'+i)))
+		writeBench(t, f, v)
+		args = append(args, f)
+	}
+	out, err := exec.CommandContext(t.Context(), bin, args...).Output()
 	if err != nil {
 		t.Fatalf("benchstat: %v\n%s", err, out)
 	}
@@ -51,19 +62,25 @@ func runBenchstat(t *testing.T, bin string, a, b []float64, alpha, conf float64)
 		t.Fatalf("benchstat csv: %v\n%s", err, out)
 	}
 	for _, r := range recs {
-		if len(r) >= 7 && r[0] == "Run" {
-			return benchstatRow{r[1], r[2], r[3], r[4], r[5], r[6]}
+		if len(r) >= 3+4*(len(samples)-1) && r[0] == "Run" {
+			return r
 		}
 	}
 	t.Fatalf("no Run row in benchstat output:\n%s", out)
-	return benchstatRow{}
+	return nil
 }
 
-func TestMatchesBenchstat(t *testing.T) {
+func buildBenchstat(t *testing.T) string {
+	t.Helper()
 	bin, err := testbin.Build(t.TempDir(), "golang.org/x/perf/cmd/benchstat")
 	if err != nil {
 		t.Fatal(err)
 	}
+	return bin
+}
+
+func TestMatchesBenchstat(t *testing.T) {
+	bin := buildBenchstat(t)
 	rng := rand.New(rand.NewPCG(13, 1))
 	noisy := func(n int, center, spread float64) []float64 {
 		v := make([]float64, n)
@@ -101,6 +118,44 @@ func TestMatchesBenchstat(t *testing.T) {
 			}
 			if d := cmp.Diff(want, got); d != "" {
 				t.Errorf("benchstat (-) vs analysis (+):\n%s", d)
+			}
+		})
+	}
+}
+
+// TestCompareNMatchesBenchstat: with four sides, every side's median and
+// interval and every comparison's delta and p-value (the unadjusted test)
+// are the ones the real benchstat prints for the same four files, the
+// first the reference.
+func TestCompareNMatchesBenchstat(t *testing.T) {
+	bin := buildBenchstat(t)
+	tests := []struct {
+		name        string
+		samples     [][]float64
+		alpha, conf float64
+	}{
+		{"seed and more", [][]float64{{329, 330, 331}, {257, 258, 259}, {320, 321, 322, 323, 324}, {330, 331, 329}}, 0.05, 0.95},
+		{"6 runs, ties", [][]float64{{10, 10, 11, 12, 12, 13}, {10, 11, 11, 12, 14, 14}, {8, 9, 9, 10, 8, 9}, {13, 14, 15, 16, 17, 18}}, 0.05, 0.95},
+		{"alpha 0.01 conf 0.9", [][]float64{{5.1, 5.2, 5.0, 5.3, 5.2, 5.1, 5.0}, {4.1, 4.0, 4.2, 4.3, 4.1, 4.0, 4.2}, {5.0, 5.4, 5.2, 5.1}, {6, 6.1, 6.2, 6.3, 6.4, 6.5, 6.6, 6.7}}, 0.01, 0.9},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want := runBenchstatN(t, bin, tc.samples, tc.alpha, tc.conf)
+			var samples []Sample
+			for i, v := range tc.samples {
+				samples = append(samples, Sample{Label: string(rune('A' + i)), Values: v})
+			}
+			mc, err := CompareN(samples, 0, Options{Alpha: tc.alpha, Confidence: tc.conf})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := []string{"Run", fmt.Sprint(mc.Sides[0].Median), mc.Sides[0].PctRange()}
+			for _, sc := range mc.Comparisons {
+				s := mc.Sides[sc.Side]
+				got = append(got, fmt.Sprint(s.Median), s.PctRange(), sc.Test.Delta(), sc.Test.PString())
+			}
+			if d := cmp.Diff(want[:len(got)], got); d != "" {
+				t.Errorf("benchstat (-) vs CompareN (+):\n%s", d)
 			}
 		})
 	}

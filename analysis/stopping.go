@@ -143,6 +143,7 @@ func (r StopRule) Decide(a, b []float64) (Decision, error) {
 		return d, err
 	}
 	c.Significant = d.Level > 0 && c.P <= d.Level*(1+1e-9)
+	c.Notes = c.directionNote() // the look's level is computed, not stated: no note on the exact p
 	d.Comparison = c
 	switch {
 	case c.Significant && relHalfWidth(c) <= r.Precision:

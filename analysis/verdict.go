@@ -30,7 +30,7 @@ func differences(res *Result) []Difference {
 		}
 		out = append(out, Difference{What: what, A: a, B: b, Relative: math.Abs(x-y) / math.Max(math.Abs(x), math.Abs(y))})
 	}
-	for _, f := range append([]Figure{res.Time}, res.Figures...) {
+	for _, f := range res.AllFigures() {
 		c := f.Comparison
 		add(f.Name, fmtValue(c.A.Median, f.Unit), fmtValue(c.B.Median, f.Unit), c.A.Median, c.B.Median)
 	}
@@ -62,19 +62,45 @@ func fmtValue(v float64, unit string) string {
 	return strconv.FormatFloat(v, 'g', 5, 64) + " " + unit
 }
 
+// AllFigures are the compared figures: time first, then the others.
+func (res *Result) AllFigures() []Figure {
+	return append([]Figure{res.Time}, res.Figures...)
+}
+
 // Verdict says in words what the time comparison shows.
 func (res *Result) Verdict() string {
-	c := res.Time.Comparison
-	a, b := res.Sides[0].Label, res.Sides[1].Label
-	ci := fmt.Sprintf("ratio B/A %.3f, %.0f%% interval [%.3f, %.3f]", c.Ratio, 100*c.RatioConfidence, c.RatioLo, c.RatioHi)
+	return Wording{What: "time", Ratio: "B/A", A: res.Sides[0].Label, B: res.Sides[1].Label,
+		Less: "faster", More: "slower"}.Verdict(res.Time.Comparison)
+}
+
+// Wording names what a verdict compares: the figure, the ratio, the sides
+// and the words for B below and above A.
+type Wording struct {
+	What       string // "time"
+	Ratio      string // "B/A"
+	A, B       string // the sides' labels, A the reference
+	Less, More string // "faster", "slower"
+	// Adjusted, when set, follows the p-value: "Holm p=0.086".
+	Adjusted string
+}
+
+// Verdict says in words what the comparison of B with A shows: "~ no
+// significant difference in time between A and B (...)" or "B is 21.8%
+// faster than A (...)", with the p-value and the ratio's interval.
+func (w Wording) Verdict(c Comparison) string {
+	ci := fmt.Sprintf("ratio %s %.3f, %.0f%% interval [%.3f, %.3f]", w.Ratio, c.Ratio, 100*c.RatioConfidence, c.RatioLo, c.RatioHi)
+	p := c.PString()
+	if w.Adjusted != "" {
+		p += ", " + w.Adjusted
+	}
 	if !c.Significant {
-		return fmt.Sprintf("~ no significant difference in time between %s and %s (%s; %s)", a, b, c.PString(), ci)
+		return fmt.Sprintf("~ no significant difference in %s between %s and %s (%s; %s)", w.What, w.A, w.B, p, ci)
 	}
-	word := "faster"
+	word := w.Less
 	if c.Ratio > 1 {
-		word = "slower"
+		word = w.More
 	}
-	return fmt.Sprintf("%s is %.1f%% %s than %s (%s; %s)", b, 100*math.Abs(c.Ratio-1), word, a, c.PString(), ci)
+	return fmt.Sprintf("%s is %.1f%% %s than %s (%s; %s)", w.B, 100*math.Abs(c.Ratio-1), word, w.A, p, ci)
 }
 
 // Threshold is a --fail-if condition: "B slower than A by 5%".

@@ -51,6 +51,10 @@ type jsonFigure struct {
 	RatioLo         jnum        `json:"ratio_lo"`
 	RatioHi         jnum        `json:"ratio_hi"`
 	RatioConfidence jnum        `json:"ratio_confidence"`
+	// Warnings are the test's footnotes (the sides' are in a and b),
+	// Notes hwpprobe's (analysis.Comparison).
+	Warnings []string `json:"warnings,omitempty"`
+	Notes    []string `json:"notes,omitempty"`
 }
 
 type jsonCoreType struct {
@@ -119,6 +123,7 @@ type jsonReport struct {
 		N      int  `json:"n"`
 	} `json:"drift"`
 	Warnings   []string        `json:"warnings"`
+	Notes      []string        `json:"notes,omitempty"`
 	Missing    []string        `json:"missing"`
 	Verdict    string          `json:"verdict"`
 	Thresholds []jsonThreshold `json:"thresholds"`
@@ -141,7 +146,7 @@ func figureJSON(f analysis.Figure) jsonFigure {
 	c := f.Comparison
 	return jsonFigure{Name: f.Name, Unit: f.Unit, A: summaryJSON(c.A), B: summaryJSON(c.B), P: jnum(c.P), Alpha: jnum(c.Alpha),
 		Significant: c.Significant, Delta: c.Delta(), Ratio: jnum(c.Ratio), RatioLo: jnum(c.RatioLo), RatioHi: jnum(c.RatioHi),
-		RatioConfidence: jnum(c.RatioConfidence)}
+		RatioConfidence: jnum(c.RatioConfidence), Warnings: c.Warnings, Notes: c.Notes}
 }
 
 func sideJSON(s analysis.SideResult) jsonSide {
@@ -161,7 +166,7 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 	j := jsonReport{Schema: Schema, Version: in.Version, Emulated: in.Emulated, Host: res.Meta.Host,
 		CommandLine: res.Meta.CommandLine, Sources: res.Sources, Alpha: jnum(res.Options.Alpha),
 		Confidence: jnum(res.Options.Confidence), Differs: res.Differs, Warnings: res.Warnings, Missing: res.Missing,
-		Verdict: res.Verdict(), Thresholds: []jsonThreshold{}}
+		Verdict: res.Verdict(), Thresholds: []jsonThreshold{}, Notes: figureNotes(res)}
 	for _, s := range res.Sides {
 		j.Sides = append(j.Sides, sideJSON(s))
 	}
@@ -170,7 +175,7 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 			Seconds: jnum(r.Seconds), ExitCode: r.ExitCode, Command: r.Command, Joules: jnum(r.Joules), PkgWatts: jnum(r.PkgWatts),
 			Counted: r.Counted(), Excluded: r.Excluded, Disturbances: r.Disturbances})
 	}
-	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
+	for _, f := range res.AllFigures() {
 		j.Figures = append(j.Figures, figureJSON(f))
 	}
 	j.Drift.Tau, j.Drift.P, j.Drift.PerRun, j.Drift.N = jnum(res.Drift.Tau), jnum(res.Drift.P), jnum(res.Drift.PerRun), res.Drift.N

@@ -74,11 +74,14 @@ func writersText(ws []analysis.Writer) string {
 func writeFiguresMarkdown(e *errWriter, res *analysis.Result) {
 	e.printf("\n### Statistics (median ± %.0f%% interval; U test; ratio B/A with Moses' interval)\n\n", 100*res.Options.Confidence)
 	e.printf("| figure | %s | %s | vs A | p | ratio B/A [interval] |\n|---|---|---|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
-	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
+	var fn footnotes
+	for _, f := range res.AllFigures() {
 		c := f.Comparison
-		e.printf("| %s (%s) | %s | %s | %s | %s | %.3f [%s, %s] |\n", f.Name, f.Unit, words.Interval(c.A), words.Interval(c.B), c.Delta(),
-			c.PString(), c.Ratio, num(c.RatioLo, 3), num(c.RatioHi, 3))
+		a, b := words.Interval(c.A)+fn.mark(c.A.Warnings), words.Interval(c.B)+fn.mark(c.B.Warnings)
+		e.printf("| %s (%s) | %s | %s | %s | %s%s | %.3f [%s, %s] |\n", f.Name, f.Unit, a, b, c.Delta(),
+			c.PString(), fn.mark(c.Warnings), c.Ratio, num(c.RatioLo, 3), num(c.RatioHi, 3))
 	}
+	writeNotesMarkdown(e, fn, figureNotes(res))
 	if len(res.Differs) > 0 {
 		e.printf("\n### What differs (largest first)\n\n| figure | %s | %s |\n|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
 		for _, d := range res.Differs {
@@ -95,5 +98,20 @@ func writeRunsMarkdown(e *errWriter, res *analysis.Result) {
 			counted = "no: " + r.Excluded
 		}
 		e.printf("| %d | %s | %.3f | %s | %s | %d | %s |\n", r.Run, r.Side, r.Seconds, num(r.Joules, 1), num(r.PkgWatts, 2), r.ExitCode, counted)
+	}
+}
+
+// writeNotesMarkdown writes the footnotes and notes below a table, one
+// paragraph line each.
+func writeNotesMarkdown(e *errWriter, fn footnotes, notes []string) {
+	if len(fn)+len(notes) == 0 {
+		return
+	}
+	e.printf("\n")
+	for _, l := range fn.lines() {
+		e.printf("%s  \n", l)
+	}
+	for _, n := range notes {
+		e.printf("*Note:* %s  \n", n)
 	}
 }

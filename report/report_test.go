@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/analysis/testexp"
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -136,5 +138,70 @@ func TestJSONNullForInfinite(t *testing.T) {
 	}
 	if !strings.Contains(b.String(), `"ratio_hi": null`) || !strings.Contains(b.String(), `"delta": "~"`) {
 		t.Errorf("3+3 runs: want a null interval bound and ~:\n%.2000s", b.String())
+	}
+}
+
+// TestFootnotesEveryFormat: with 3+3 runs benchstat's footnotes (too few
+// runs for an interval, too few to detect a difference) are marked and
+// printed in the text and Markdown reports as in the JSON, and the note on
+// the several figures tested is in each.
+func TestFootnotesEveryFormat(t *testing.T) {
+	e := testexp.Seed()
+	e.A.Seconds, e.B.Seconds = e.A.Seconds[:3], e.B.Seconds[:3]
+	rec, err := recording.Read(bytes.NewReader(e.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := analysis.Analyze([]analysis.Source{{Name: "x", Rec: rec}}, analysis.Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	family := analysis.FamilyNote(len(res.AllFigures()), 0.05)
+	tests := []struct {
+		name  string
+		write func(*bytes.Buffer) error
+		want  []string
+	}{
+		{"text", func(b *bytes.Buffer) error { return WriteText(b, res, Info{}) }, []string{
+			"¹ need >= 6 samples for confidence interval at level 0.95\n",
+			"² need >= 4 samples to detect a difference at alpha level 0.05\n",
+			"~ (p=0.100 n=3) ²\n",
+			"note: " + family + "\n",
+		}},
+		{"markdown", func(b *bytes.Buffer) error { return WriteMarkdown(b, res, Info{}) }, []string{
+			"¹ need >= 6 samples for confidence interval at level 0.95  \n",
+			"² need >= 4 samples to detect a difference at alpha level 0.05  \n",
+			"| p=0.100 n=3 ² |",
+			"*Note:* " + family + "  \n",
+		}},
+		{"json", func(b *bytes.Buffer) error { return WriteJSON(b, res, Info{}, nil) }, []string{
+			`"need \u003e= 6 samples for confidence interval at level 0.95"`,
+			`"need \u003e= 4 samples to detect a difference at alpha level 0.05"`,
+			`"multiple comparisons: `,
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := tc.write(&b); err != nil {
+				t.Fatal(err)
+			}
+			var missing []string
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					missing = append(missing, w)
+				}
+			}
+			if d := cmp.Diff([]string(nil), missing); d != "" {
+				t.Errorf("missing (-none +missing):\n%s\n%s", d, b.String())
+			}
+		})
+	}
+}
+
+func TestSuperscript(t *testing.T) {
+	got := []string{superscript(1), superscript(9), superscript(10), superscript(23)}
+	if d := cmp.Diff([]string{"¹", "⁹", "¹⁰", "²³"}, got); d != "" {
+		t.Errorf("(-want +got):\n%s", d)
 	}
 }

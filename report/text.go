@@ -36,9 +36,16 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 	}
 	writeRunsText(e, res)
 	e.printf("\n%-20s %-18s %-18s %s\n", "figure", res.Sides[0].Label, res.Sides[1].Label, "vs A")
-	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
-		c := f.Comparison
-		e.printf("%-20s %-18s %-18s %s (%s)\n", f.Name+" ("+f.Unit+")", words.Interval(c.A), words.Interval(c.B), c.Delta(), c.PString())
+	var fn footnotes
+	for _, f := range res.AllFigures() {
+		a, b, delta := statCells(&fn, f.Comparison, words.Interval)
+		e.printf("%-20s %-18s %-18s %s\n", f.Name+" ("+f.Unit+")", a, b, delta)
+	}
+	for _, l := range fn.lines() {
+		e.printf("%s\n", l)
+	}
+	for _, n := range figureNotes(res) {
+		e.printf("note: %s\n", n)
 	}
 	if len(res.Differs) > 0 {
 		e.printf("\nwhat differs (largest first):\n")

@@ -22,6 +22,8 @@ func TestErrorsOneLine(t *testing.T) {
 		t.Fatalf("record: %d %s", code, stderr)
 	}
 	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
+	_, stat := writeStatFiles(t, map[string]string{"a.txt": seedA, "b.txt": seedB})
+	statA, statB := stat["a.txt"], stat["b.txt"]
 	bases := map[string]clitest.Base{
 		"decode": {Args: []string{"HWP_REQUEST=0x1"}},
 		"watch":  {Flags: []string{"-n", "1", "-i", "10ms"}},
@@ -34,6 +36,7 @@ func TestErrorsOneLine(t *testing.T) {
 		"apply":  {Flags: []string{"--dry-run"}, Args: []string{"performance"}},
 		"matrix": {Args: []string{"performance"}},
 		"diff":   {Args: []string{exp}},
+		"stat":   {Args: []string{statA, statB}},
 	}
 	cases := clitest.Cases(newRootCmd(), bases)
 	if len(cases) < 40 {

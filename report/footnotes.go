@@ -1,0 +1,71 @@
+package report
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hwpprobe/hwpprobe/analysis"
+)
+
+// footnotes numbers benchstat's footnotes as benchstat prints them: a
+// superscript number after the cell it is about, the text once below the
+// table.
+type footnotes []string
+
+// mark returns the cell's superscripts (" ¹", " ¹ ²" or "") for msgs,
+// numbering the messages not seen before.
+func (f *footnotes) mark(msgs []string) string {
+	var b strings.Builder
+	for _, m := range msgs {
+		i := slices.Index(*f, m)
+		if i < 0 {
+			*f = append(*f, m)
+			i = len(*f) - 1
+		}
+		b.WriteString(" " + superscript(i+1))
+	}
+	return b.String()
+}
+
+// lines are the footnotes as printed below the table: "¹ need >= 6 ...".
+func (f footnotes) lines() []string {
+	out := make([]string, len(f))
+	for i, m := range f {
+		out[i] = superscript(i+1) + " " + m
+	}
+	return out
+}
+
+func superscript(n int) string {
+	const digits = "⁰¹²³⁴⁵⁶⁷⁸⁹"
+	var b strings.Builder
+	for _, c := range strconv.Itoa(n) {
+		d := []rune(digits)[c-'0']
+		b.WriteRune(d)
+	}
+	return b.String()
+}
+
+// statCells are a comparison's cells with their footnote marks: A's and
+// B's intervals and the delta with its p-value.
+func statCells(fn *footnotes, c analysis.Comparison, interval func(analysis.Summary) string) (a, b, delta string) {
+	return interval(c.A) + fn.mark(c.A.Warnings), interval(c.B) + fn.mark(c.B.Warnings),
+		c.Delta() + " (" + c.PString() + ")" + fn.mark(c.Warnings)
+}
+
+// figureNotes are hwpprobe's notes on the figures ("time: p = 2/20 ..."),
+// then the note on multiple comparisons when several figures are tested.
+func figureNotes(res *analysis.Result) []string {
+	figs := res.AllFigures()
+	var out []string
+	for _, f := range figs {
+		for _, n := range f.Comparison.Notes {
+			out = append(out, f.Name+": "+n)
+		}
+	}
+	if n := analysis.FamilyNote(len(figs), res.Options.Alpha); n != "" {
+		out = append(out, n)
+	}
+	return out
+}
