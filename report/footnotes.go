@@ -69,3 +69,17 @@ func figureNotes(res *analysis.Result) []string {
 	}
 	return out
 }
+
+// warningsBesideFootnotes are the result's warnings less the time
+// comparison's, which the text and Markdown reports print as footnotes
+// of the statistics table (the JSON report keeps them in warnings too).
+func warningsBesideFootnotes(res *analysis.Result) []string {
+	foot := res.Time.Comparison.Footnotes()
+	var out []string
+	for _, w := range res.Warnings {
+		if !slices.Contains(foot, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}

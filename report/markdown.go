@@ -51,9 +51,9 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	}
 	writeFiguresMarkdown(e, res)
 	writeRunsMarkdown(e, res)
-	if len(res.Warnings)+len(res.Missing) > 0 {
+	if warns := warningsBesideFootnotes(res); len(warns)+len(res.Missing) > 0 {
 		e.printf("\n### Warnings\n\n")
-		for _, m := range append(append([]string{}, res.Missing...), res.Warnings...) {
+		for _, m := range append(append([]string{}, res.Missing...), warns...) {
 			e.printf("- %s\n", m)
 		}
 	}

@@ -56,7 +56,7 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 	for _, m := range res.Missing {
 		e.printf("missing: %s\n", m)
 	}
-	for _, wn := range res.Warnings {
+	for _, wn := range warningsBesideFootnotes(res) {
 		e.printf("warning: %s\n", wn)
 	}
 	e.printf("\nverdict: %s\n", res.Verdict())
