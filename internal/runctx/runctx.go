@@ -35,7 +35,7 @@ const (
 // NotEmulated is why a fact of the real machine is not read under an
 // emulated one: hwpemu emulates the CPUs, their registers and sysfs, and
 // below the other paths programs see the host's files.
-const NotEmulated = "not read: emulated machine (the file would be the host's)"
+const NotEmulated = "not read under an emulated machine: it would be the host's"
 
 // units are the systemd units of profile.Daemons, by daemon name.
 var units = map[string]string{
@@ -105,7 +105,7 @@ func daemons(fsys sysfs.FS, running []profile.Running, emulated bool) recording.
 	unitDir, err := os.ReadDir(fsys.Path(UnitsDir))
 	switch {
 	case emulated:
-		l.UnitsMissing = "not read: emulated machine (the host's units do not write its settings)"
+		l.UnitsMissing = "not read under an emulated machine: the host's units do not write its settings"
 	case err != nil:
 		l.UnitsMissing = why(err)
 	}

@@ -180,7 +180,7 @@ func TestRead(t *testing.T) {
 		files: []map[string]string{laptop, process("5", "thermald", "thermald\x00"), {sysfs.EmulatedMarker: "mtl-165u\n"}},
 		pids:  []int{5},
 		want: recording.Context{Hwpprobe: "v1",
-			Daemons: recording.DaemonList{UnitsMissing: "not read: emulated machine (the host's units do not write its settings)",
+			Daemons: recording.DaemonList{UnitsMissing: "not read under an emulated machine: the host's units do not write its settings",
 				Found: []recording.DaemonState{{Name: "thermald", PID: 5, Unit: "thermald.service",
 					Mode: &recording.DaemonMode{What: "options", Fact: val("none")}}}},
 			PlatformProfile: missing(NotEmulated), PlatformProfileChoices: missing(NotEmulated),
