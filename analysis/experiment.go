@@ -139,6 +139,9 @@ type Result struct {
 	Warnings []string       `json:"warnings"`
 	// Missing says what the files lack: runs cut short, a truncated file.
 	Missing []string `json:"missing,omitempty"`
+	// Contexts are the run contexts the sources recorded (meta's
+	// context), in Sources' order; nil for a file written without one.
+	Contexts []*recording.Context `json:"-"`
 }
 
 // Analyze analyses one experiment file (Kind "diff", two sides) or two
@@ -193,6 +196,7 @@ func (res *Result) collectRuns(srcs []Source) error {
 	}
 	for i, s := range srcs {
 		res.Sources = append(res.Sources, s.Name)
+		res.Contexts = append(res.Contexts, s.Rec.Meta.Context)
 		res.noteIncomplete(s, "the complete runs before it are analysed")
 		sc := s.scanner()
 		for _, run := range s.Rec.Runs {

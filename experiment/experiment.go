@@ -13,6 +13,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
+	"github.com/hwpprobe/hwpprobe/internal/runctx"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/profile"
@@ -52,6 +53,9 @@ type Config struct {
 	Interval     time.Duration
 	MSRs         []uint32 // traced registers
 	DryRun       bool
+	// AllowDaemons runs beside power daemons that also write the
+	// settings (profile.Daemons); without it Run refuses, naming one.
+	AllowDaemons bool
 	Cred         *workload.Credential
 	JournalDir   string // "": profile.JournalDir()
 	Version      string
@@ -78,10 +82,14 @@ type Outcome struct {
 }
 
 // Run runs the experiment. Errors wrapping ErrConfig, profile.ErrSyntax,
-// profile.ErrRefused, profile.ErrNoCPUFreq, profile.ErrJournalExists or
-// profile.ErrNotRoot come before any change.
+// profile.ErrRefused, profile.ErrNoCPUFreq, profile.ErrJournalExists,
+// profile.ErrDaemon or profile.ErrNotRoot come before any change.
 func Run(cfg Config) (*Outcome, error) {
 	profiles, m, err := check(cfg)
+	if err != nil {
+		return nil, err
+	}
+	rctx, err := readContext(cfg, profiles)
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +115,7 @@ func Run(cfg Config) (*Outcome, error) {
 	prog := newProgress(cfg.Progress, planned(cfg), cfg.Auto, fixedCooldown(cfg))
 	report := cfg.Progress
 	cfg.Progress, cfg.Stdout, cfg.Stderr = prog, prog.output(cfg.Stdout), prog.output(cfg.Stderr)
-	err = run(cfg, profiles, m, sw, sigs, prog, out)
+	err = run(cfg, profiles, m, rctx, sw, sigs, prog, out)
 	prog.close()
 	res, rerr := sw.Restore()
 	profile.WriteRestore(report, res)
@@ -213,6 +221,21 @@ func dryRun(cfg Config, ps [2]*profile.Profile, m *profile.Machine) error {
 	}
 	fmt.Fprintf(w, "every setting is restored at the end; recording to %s\n", cfg.Output)
 	return nil
+}
+
+// readContext reads the run context recorded in the file's meta and,
+// unless cfg.AllowDaemons, refuses when a power daemon runs that writes
+// what a side sets (one a tuned: or ppd: side switches itself excepted).
+func readContext(cfg Config, ps [2]*profile.Profile) (*recording.Context, error) {
+	c, running := runctx.Read(cfg.FS, cfg.Version)
+	if !cfg.AllowDaemons {
+		for _, p := range ps {
+			if err := profile.CheckDaemons(running, p, "--allow-daemons"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return &c, nil
 }
 
 // sideSettings is a profile as recorded settings.

@@ -37,7 +37,7 @@ type runner struct {
 	refs [2]*reference
 }
 
-func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
+func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording.Context, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
 	f, err := createOutput(cfg)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, sw *profile.Swi
 	defer f.Abort()
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: cfg.Version, Kind: "diff", CommandLine: cfg.CommandLine,
 		TimeNs: time.Now().UnixNano(), IntervalNs: int64(cfg.Interval), CPUs: cfg.CPUs.String(),
-		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated()}
+		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated(), Context: rctx}
 	for i, p := range ps {
 		meta.Sides = append(meta.Sides, recording.Side{Label: label(i), Settings: sideSettings(p)})
 	}

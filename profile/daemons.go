@@ -105,14 +105,15 @@ func processNames(fs sysfs.FS, pid string) []string {
 }
 
 // CheckDaemons refuses when a daemon that writes these settings runs,
-// except the one p itself switches (tuned: or ppd:).
-func CheckDaemons(running []Running, p *Profile) error {
+// except the one p itself switches (tuned: or ppd:); the error names flag,
+// the command's option that runs beside it anyway.
+func CheckDaemons(running []Running, p *Profile, flag string) error {
 	for _, r := range running {
 		if (p.Kind == Tuned && r.Name == "tuned") || (p.Kind == PPD && r.Name == "power-profiles-daemon") || p.Kind == Current {
 			continue
 		}
-		return fmt.Errorf("%w: %s (pid %d) is running and also writes %s; stop it, use tuned:/ppd: profiles, or pass --ignore-daemons",
-			ErrDaemon, r.Name, r.PID, r.What)
+		return fmt.Errorf("%w: %s (pid %d) is running and also writes %s; stop it, use tuned:/ppd: profiles, or pass %s",
+			ErrDaemon, r.Name, r.PID, r.What, flag)
 	}
 	return nil
 }

@@ -44,11 +44,11 @@ func TestDetectDaemons(t *testing.T) {
 	if !cmp.Equal(got, want) {
 		t.Errorf("DetectDaemons = %v, want %v", got, want)
 	}
-	err := CheckDaemons(running, &Profile{Kind: Sysfs})
+	err := CheckDaemons(running, &Profile{Kind: Sysfs}, "--ignore-daemons")
 	if !errors.Is(err, ErrDaemon) || !strings.Contains(err.Error(), "thermald (pid 10)") || !strings.Contains(err.Error(), "--ignore-daemons") {
 		t.Errorf("CheckDaemons: %v", err)
 	}
-	if err := CheckDaemons(running[1:2], &Profile{Kind: Tuned}); err != nil {
+	if err := CheckDaemons(running[1:2], &Profile{Kind: Tuned}, "--ignore-daemons"); err != nil {
 		t.Errorf("tuned: profile with tuned running: %v", err)
 	}
 }

@@ -90,7 +90,7 @@ func matrixChecks(o MatrixOptions, ps []*Profile) (*Machine, error) {
 			return nil, err
 		}
 		if !o.IgnoreDaemons {
-			if err := CheckDaemons(DetectDaemons(o.FS), p); err != nil {
+			if err := CheckDaemons(DetectDaemons(o.FS), p, "--ignore-daemons"); err != nil {
 				return nil, err
 			}
 		}

@@ -104,7 +104,7 @@ func prepare(o RunOptions) (*Profile, *Machine, error) {
 		return nil, nil, err
 	}
 	if !o.IgnoreDaemons {
-		if err := CheckDaemons(DetectDaemons(o.FS), p); err != nil {
+		if err := CheckDaemons(DetectDaemons(o.FS), p, "--ignore-daemons"); err != nil {
 			return nil, nil, err
 		}
 	}

@@ -80,6 +80,10 @@ type Meta struct {
 	// Sides are the settings compared by an experiment (diff); empty for a
 	// plain record.
 	Sides []Side `json:"sides,omitempty"`
+	// Context is what surrounded the recording (power daemons, platform
+	// profile, power supply, firmware, kernel command line), read when
+	// it began; nil in files written before hwpprobe recorded it.
+	Context *Context `json:"context,omitempty"`
 }
 
 // Host identifies the machine and kernel.

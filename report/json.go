@@ -127,6 +127,13 @@ type jsonReport struct {
 	Missing    []string        `json:"missing"`
 	Verdict    string          `json:"verdict"`
 	Thresholds []jsonThreshold `json:"thresholds"`
+	// Contexts: each source's run context (null when it recorded none).
+	Contexts []jsonContext `json:"contexts"`
+}
+
+type jsonContext struct {
+	Source  string             `json:"source"`
+	Context *recording.Context `json:"context"`
 }
 
 func jsonValues(v []float64) []jnum {
@@ -179,6 +186,10 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 		j.Figures = append(j.Figures, figureJSON(f))
 	}
 	j.Drift.Tau, j.Drift.P, j.Drift.PerRun, j.Drift.N = jnum(res.Drift.Tau), jnum(res.Drift.P), jnum(res.Drift.PerRun), res.Drift.N
+	j.Contexts = []jsonContext{}
+	for i, c := range res.Contexts {
+		j.Contexts = append(j.Contexts, jsonContext{Source: res.Sources[i], Context: c})
+	}
 	for _, t := range thresholds {
 		j.Thresholds = append(j.Thresholds, jsonThreshold{Text: t.Text, Crossed: t.Crossed(res)})
 	}

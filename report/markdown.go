@@ -33,6 +33,7 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	if len(res.Runs) > 0 {
 		e.printf("| command | `%s` |\n", strings.Join(res.Runs[0].Command, " "))
 	}
+	writeContextMarkdown(e, res)
 	e.printf("\n### Evidence per side and core type\n\n")
 	e.printf("| side | type | CPUs | HWP request and EPB held (samples) | written (traced, by process) | Avg_MHz | Bzy_MHz | Busy%% | IPC | CoreTmp |\n")
 	e.printf("|---|---|---|---|---|---|---|---|---|---|\n")
@@ -114,4 +115,19 @@ func writeNotesMarkdown(e *errWriter, fn footnotes, notes []string) {
 	for _, n := range notes {
 		e.printf("*Note:* %s  \n", n)
 	}
+}
+
+// writeContextMarkdown writes the context block as a table per block.
+func writeContextMarkdown(e *errWriter, res *analysis.Result) {
+	for _, b := range words.ContextBlocks(res.Sources, res.Contexts) {
+		e.printf("\n### Context%s\n\n| | |\n|---|---|\n", mdCell(b.Of()))
+		for _, r := range b.Rows {
+			e.printf("| %s | %s |\n", r.Key, mdCell(r.Value))
+		}
+	}
+}
+
+// mdCell escapes what would end a Markdown table cell or start markup.
+func mdCell(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "<", "&lt;", ">", "&gt;", "`", "\\`", "*", `\*`, "_", `\_`).Replace(s)
 }

@@ -16,6 +16,7 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 	if in.Emulated != "" {
 		e.printf("EMULATED machine %q: every figure below is emulated, not measured\n\n", in.Emulated)
 	}
+	writeContextText(e, res)
 	for _, s := range res.Sides {
 		e.printf("%s: %s  (%d runs counted)\n", s.Label, words.Settings(s.Settings), s.Counted)
 		for _, ct := range s.CoreTypes {
@@ -77,4 +78,16 @@ func writeRunsText(e *errWriter, res *analysis.Result) {
 
 func sideWidth(res *analysis.Result) int {
 	return max(len(res.Sides[0].Label), len(res.Sides[1].Label), len(strings.TrimSpace("A")))
+}
+
+// writeContextText writes the context block: what surrounded the runs
+// (power daemons, platform profile, power supply, firmware, kernel).
+func writeContextText(e *errWriter, res *analysis.Result) {
+	for _, b := range words.ContextBlocks(res.Sources, res.Contexts) {
+		e.printf("context%s:\n", b.Of())
+		for _, r := range b.Rows {
+			e.printf("  %-20s %s\n", r.Key, r.Value)
+		}
+		e.printf("\n")
+	}
 }

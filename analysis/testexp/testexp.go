@@ -47,6 +47,8 @@ type Experiment struct {
 	// Record writes what hwpprobe record writes: side A's runs only,
 	// without sides.
 	Record bool
+	// Context is the run context written in the meta record; nil none.
+	Context *recording.Context
 	// Checked gives every run the check an experiment makes just before
 	// its command starts (recording.Held): CPUs 0-3's HWP_REQUEST and EPB
 	// as the side's settings left them, read 2 ms before the run.
@@ -84,6 +86,7 @@ func (e Experiment) Write(w io.Writer) error {
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: "test", Kind: "diff", TimeNs: t0, IntervalNs: 1e9, CPUs: "0-3",
 		Host:  recording.Host{Hostname: "test", Kernel: "6.18.0", Vendor: "GenuineIntel", CPUModel: "Intel(R) Core(TM) Ultra 7 165U", Family: 6, Model: 0xAA, Microcode: "0x20", Driver: "intel_pstate"},
 		Sides: []recording.Side{{Label: e.A.Label, Settings: e.A.Settings}, {Label: e.B.Label, Settings: e.B.Settings}}}
+	meta.Context = e.Context
 	if e.Record {
 		meta.Kind, meta.Sides = "record", nil
 		e.B.Seconds = nil

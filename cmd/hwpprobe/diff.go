@@ -44,12 +44,12 @@ type diffOptions struct {
 	precision                                               float64
 	seed                                                    uint64
 	interval                                                time.Duration
-	force, dryRun, noTrace                                  bool
+	force, dryRun, noTrace, allowDaemons                    bool
 }
 
 // liveFlags are the flags that only an experiment run takes.
 var liveFlags = []string{"runs", "max-runs", "precision", "warmup", "order", "seed", "prepare", "cooldown",
-	"output", "force", "interval", "cpus", "trace-msrs", "no-trace", "dry-run", "size"}
+	"output", "force", "interval", "cpus", "trace-msrs", "no-trace", "dry-run", "size", "allow-daemons"}
 
 func newDiffCmd() *cobra.Command {
 	o := &diffOptions{}
@@ -95,6 +95,7 @@ signal N. See docs/diff.md.`,
 	f.StringVar(&o.traceMSRs, "trace-msrs", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "MSRs whose kernel writes are traced")
 	f.BoolVar(&o.noTrace, "no-trace", false, "do not trace the kernel's MSR writes")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the schedule and every setting write, change nothing")
+	f.BoolVar(&o.allowDaemons, "allow-daemons", false, "run beside power daemons that also write these settings (thermald, tuned, ...); the report's context names them")
 	cli.IntVarP(f, &o.size, "size", "", buildlike.DefaultSize, 0, maxBuildlikeSize, "work units of the built-in workload (when no CMD is given)")
 	return cmd
 }
@@ -192,7 +193,7 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 	}
 	cfg := experiment.Config{Root: global.root, FS: sysfs.NewFS(global.root), Sides: [2]string{sides[0], sides[1]},
 		Command: command, Warmup: o.warmup, Order: o.order, Seed: o.seed, Prepare: o.prepare, Output: o.out,
-		Force: o.force, Interval: o.interval, DryRun: o.dryRun, Version: version, CommandLine: os.Args,
+		Force: o.force, Interval: o.interval, DryRun: o.dryRun, AllowDaemons: o.allowDaemons, Version: version, CommandLine: os.Args,
 		JournalDir: profile.JournalDir(), Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr(),
 		Progress: cmd.ErrOrStderr()}
 	if err := parseRuns(cmd, o, &cfg); err != nil {

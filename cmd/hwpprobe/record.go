@@ -15,6 +15,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/runctx"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -109,9 +110,10 @@ func runRecord(stderr io.Writer, o *recordOptions, msrs []uint32, argv []string)
 	}
 	defer file.Abort()
 	host := recorder.Host(fs)
+	rctx, _ := runctx.Read(fs, version)
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: version, Kind: "record", CommandLine: os.Args,
 		TimeNs: time.Now().UnixNano(), IntervalNs: int64(o.interval), CPUs: list.String(),
-		Host: host, Emulated: fs.Emulated()}
+		Host: host, Emulated: fs.Emulated(), Context: &rctx}
 	w, err := recording.NewWriter(file.File, meta) // the *os.File: the writer truncates partial records and syncs it
 	if err != nil {
 		return fmt.Errorf("record: %s: %w", o.out, err)

@@ -19,6 +19,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/analysis/timeline"
 	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/report/internal/words"
 )
 
 //go:embed assets/uPlot.iife.min.js assets/uPlot.min.css assets/uPlot.LICENSE assets/page.js assets/page.css page.tmpl
@@ -75,6 +76,8 @@ type page struct {
 	Data            template.JS
 	Style           template.CSS
 	Script          template.JS
+	// Contexts are the recordings' run contexts (words.ContextBlocks).
+	Contexts []words.ContextBlock
 }
 
 var tmpl = template.Must(template.New("page.tmpl").Funcs(template.FuncMap{
@@ -99,6 +102,7 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
 	p.Title = fmt.Sprintf("hwpprobe diff: %s vs %s", res.Sides[0].Label, res.Sides[1].Label)
+	p.Contexts = words.ContextBlocks(res.Sources, res.Contexts)
 	p.ShowSide = true
 	p.Subtitle = subtitle(res.Runs)
 	for _, s := range res.Sides {
@@ -131,6 +135,7 @@ func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
 		Runs: runRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),
 		Machine: machineRows(rec.Meta, []string{rec.Source}, o.Info)}
 	p.Title = "hwpprobe " + orNA(rec.Meta.Kind) + ": " + rec.Source
+	p.Contexts = words.ContextBlocks([]string{rec.Source}, []*recording.Context{rec.Meta.Context})
 	p.ShowSide = slices.ContainsFunc(rec.Runs, func(r analysis.RunResult) bool { return r.Summary().Start.Side != "" })
 	p.Subtitle = subtitle(rec.Runs)
 	var sections []Section
