@@ -285,7 +285,7 @@ func (g *Group) quotaFile() string {
 
 // write writes s to file, as one write(2), without creating it.
 func write(file, s string) error {
-	f, err := os.OpenFile(file, os.O_WRONLY, 0)
+	f, err := os.OpenFile(file, os.O_WRONLY|os.O_TRUNC, 0) // kernfs ignores O_TRUNC
 	if err != nil {
 		return fmt.Errorf("cgroup: %w", err)
 	}
