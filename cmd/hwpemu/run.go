@@ -50,7 +50,10 @@ func newRunCmd() *cobra.Command {
 so unchanged programs read them. Nothing outside the namespaces changes. hwpemu
 serves the files while CMD runs and exits with CMD's status (128+N when CMD
 was killed by signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
-CMD. Every process CMD starts ends with it. Needs root (CAP_SYS_ADMIN).`,
+CMD. Every process CMD starts ends with it. By default CMD runs in a cgroup
+whose CPU bandwidth follows the emulated CPUs' delivered frequencies every
+100 ms (closed loop; --open-loop: the host's speed). Needs root
+(CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
   sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(2)),
