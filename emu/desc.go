@@ -606,7 +606,7 @@ func subleafText(s *uint32) string {
 }
 
 // liveFiles are the paths the model serves even in a captured tree.
-var liveFiles = []string{"proc/stat", sysfs.EmulatedMarker}
+var liveFiles = []string{"proc/stat", sysfs.EmulatedMarker, sysfs.EmulatedLoop}
 
 func (d *Description) validateFiles() error {
 	kinds := map[string]bool{} // path -> is a directory

@@ -144,7 +144,8 @@ type Machine struct {
 	now         func() time.Time
 	load        LoadSource
 	energyStart float64
-	timeScale   float64 // divides tau (WithTimeScale)
+	timeScale   float64       // divides tau (WithTimeScale)
+	loopInfo    func() string // the closed loop's state (WithLoopInfo); nil: open
 
 	msrs    map[msrKey]MSR    // the description's registers by address and core type
 	cpuMSRs map[cpuMSRKey]MSR // entries restricted to CPU lists, by CPU

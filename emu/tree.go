@@ -106,6 +106,7 @@ func (m *Machine) buildCapturedTree() *vfs.Dir {
 		}
 	}
 	root.Put(sysfs.EmulatedMarker, vfs.Const(m.desc.Name))
+	root.Put(LoopPath, m.loopFile())
 	root.Put("proc/stat", m.procStatFile())
 	for _, c := range m.cpus {
 		m.putDevices(root, c)
@@ -127,6 +128,7 @@ func (m *Machine) buildTree() *vfs.Dir {
 	online := cpus.List(m.onlineCPUs())
 	root.Put(sysfs.EmulatedMarker, vfs.Const(d.Name))
 	root.Put(WriteLogPath, &vfs.File{Mode: 0o444, Read: func() ([]byte, error) { return m.writeLogText(), nil }})
+	root.Put(LoopPath, m.loopFile())
 	root.Put(cpuDir+"online", vfs.Const(online.String()))
 	root.Put(cpuDir+"present", vfs.Const(all.String()))
 	root.Put(cpuDir+"possible", vfs.Const(all.String()))

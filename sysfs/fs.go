@@ -78,6 +78,12 @@ const EmulatedMarker = "sys/devices/system/cpu/hwpemu_machine"
 // "seq time_ns cpu msr old new pid comm" (docs/emulator.md).
 const EmulatedWrites = "sys/devices/system/cpu/hwpemu_msr_writes"
 
+// EmulatedLoop is the file where hwpemu says whether the command it runs
+// is held to the emulated machine's speed: "closed ..." (its CPU time
+// follows the delivered frequencies) or "open ..." (it runs at the host's
+// speed); docs/emulator.md, "Closed loop".
+const EmulatedLoop = "sys/devices/system/cpu/hwpemu_loop"
+
 // Emulated returns the emulated machine's name, or "" on real hardware.
 func (f FS) Emulated() string {
 	s, err := f.ReadString(EmulatedMarker)

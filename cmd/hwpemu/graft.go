@@ -13,30 +13,34 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 func newGraftCmd() *cobra.Command {
-	var parent, machine, model string
+	var parent, machine, model, loop, group string
 	cmd := &cobra.Command{
 		Use:    graftCmdName + " CMD [ARG...]",
 		Hidden: true,
 		Args:   cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return graftAndExec(cmd.ErrOrStderr(), parent, machine, model, args)
+			return graftAndExec(cmd.ErrOrStderr(), parent, machine, []string{model, loop}, group, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
 	cmd.Flags().StringVar(&machine, "machine", "", "name of the emulated machine")
 	cmd.Flags().StringVar(&model, "model", "", "the model's one-line summary, printed after the banner")
+	cmd.Flags().StringVar(&loop, "loop", "", "the line about the closed or open loop, printed after the model's")
+	cmd.Flags().StringVar(&group, "cgroup", "", "the closed loop's cgroup, which CMD runs in")
 	return cmd
 }
 
 // graftAndExec is the grafter: in the server's namespaces, it binds the
-// tree (descriptor 3) over the real paths, prints the banner and executes
-// CMD in its own place, with only the standard streams.
-func graftAndExec(stderr io.Writer, parent, machine, model string, argv []string) error {
+// tree (descriptor 3) over the real paths, prints the banner, joins the
+// closed loop's cgroup group if there is one, and executes CMD in its own
+// place, with only the standard streams.
+func graftAndExec(stderr io.Writer, parent, machine string, lines []string, group string, argv []string) error {
 	if err := checkInside(parent, false); err != nil {
 		return err
 	}
@@ -46,7 +50,19 @@ func graftAndExec(stderr io.Writer, parent, machine, model string, argv []string
 	if err != nil {
 		return err
 	}
-	banner(stderr, machine, model)
+	banner(stderr, machine, lines[0])
+	if lines[1] != "" {
+		cli.Linef(stderr, "hwpemu", "%s", lines[1])
+	}
+	if group != "" {
+		g, err := cgroup.ParseGroup(group)
+		if err != nil {
+			return err
+		}
+		if err := g.Join(); err != nil {
+			return fmt.Errorf("closed loop: %w", err)
+		}
+	}
 	if err := closeOnExec(); err != nil {
 		return err
 	}

@@ -7,13 +7,17 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"syscall"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/emu/closedloop"
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload"
@@ -21,8 +25,10 @@ import (
 
 // nsFlags are what `hwpemu run` tells the server about itself.
 type nsFlags struct {
-	parent string // mount namespace of hwpemu run
-	runPID int    // PID of hwpemu run, in the mount's name
+	parent     string // mount namespace of hwpemu run
+	runPID     int    // PID of hwpemu run, in the mount's name
+	cgroup     string // the closed loop's group (cgroup.Group.String); "": open loop
+	openReason string // why CMD runs open loop
 }
 
 func newNamespaceCmd() *cobra.Command {
@@ -41,6 +47,8 @@ func newNamespaceCmd() *cobra.Command {
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&ns.parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
 	cli.IntVarP(cmd.Flags(), &ns.runPID, "run-pid", "", 0, 1, math.MaxInt32, "PID of `hwpemu run`")
+	cmd.Flags().StringVar(&ns.cgroup, "cgroup", "", "the closed loop's cgroup, made by `hwpemu run`")
+	cmd.Flags().StringVar(&ns.openReason, "open-reason", "", "why CMD runs open loop")
 	mf.register(cmd)
 	return cmd
 }
@@ -78,8 +86,21 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 	if err != nil {
 		return err
 	}
-	defer s.hostStat.Close() // read through /proc/self/fd until the end
-	return runGrafter(s.srv.MountFD(), s.machine, s.summary, ns.parent, args[1:], sigs)
+	if s.hostStat != nil {
+		defer s.hostStat.Close() // read through /proc/self/fd until the end
+	}
+	gflags := []string{"--parent-mntns=" + ns.parent, "--machine=" + s.machine, "--model=" + s.summary, "--loop=" + s.loopBanner}
+	if s.loop != nil {
+		gflags = append(gflags, "--cgroup="+ns.cgroup)
+		stop := make(chan struct{})
+		defer close(stop)
+		go func() {
+			if err := s.loop.Run(stop); err != nil {
+				cli.Linef(os.Stderr, "hwpemu", "%v; CMD keeps its last quota", err)
+			}
+		}()
+	}
+	return runGrafter(s.srv.MountFD(), gflags, args[1:], sigs)
 }
 
 // tieToRun makes the server die with `hwpemu run` (SIGKILL; a PID 1
@@ -101,45 +122,73 @@ func tieToRun() error {
 
 // served is a running server.
 type served struct {
-	srv      *fusefs.Server
-	machine  string
-	summary  string // the model's one-line summary (emu.Machine.Summary)
-	hostStat *os.File
+	srv        *fusefs.Server
+	machine    string
+	summary    string           // the model's one-line summary (emu.Machine.Summary)
+	hostStat   *os.File         // the host's /proc/stat the open loop follows; nil in the closed loop
+	loop       *closedloop.Loop // nil: open loop
+	loopBanner string
 }
 
 // startServer makes every mount private, mounts a /proc for the new PID
-// namespace, and serves the machine.
-func startServer(mf machineFlags, ns nsFlags, machine string) (*served, error) {
+// namespace, and serves the machine: in the closed loop its load is what
+// CMD's group uses (closedloop), otherwise the host's.
+func startServer(mf machineFlags, ns nsFlags, machine string) (s *served, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return nil, fmt.Errorf("make mounts private: %w", err)
 	}
 	if err := privateRun("/run", "hwpprobe"); err != nil {
 		return nil, err
 	}
-	// The emulated CPUs follow the host's load, read from the host's
-	// /proc/stat. Once grafted, that path shows the emulated file served
-	// by this very process, which must never read it: keep the real one
-	// open and read it through its descriptor (/proc/self/fd/N leads to
-	// the open file itself, not to what is mounted over its path).
-	hostStat, err := os.Open("/proc/stat")
-	if err != nil {
-		return nil, err
+	s = &served{}
+	defer func() {
+		if err != nil && s.hostStat != nil {
+			s.hostStat.Close()
+		}
+	}()
+	var opts []emu.Option
+	var g *cgroup.Group
+	load := &emu.VarLoad{}
+	if ns.cgroup != "" {
+		if g, err = cgroup.ParseGroup(ns.cgroup); err != nil {
+			return nil, err
+		}
+		opts = append(opts, emu.WithLoad(load), emu.WithLoopInfo(func() string { return s.loop.Info() }))
+	} else {
+		// The emulated CPUs follow the host's load, read from the host's
+		// /proc/stat. Once grafted, that path shows the emulated file
+		// served by this very process, which must never read it: keep the
+		// real one open and read it through its descriptor
+		// (/proc/self/fd/N leads to the open file itself, not to what is
+		// mounted over its path).
+		if s.hostStat, err = os.Open("/proc/stat"); err != nil {
+			return nil, err
+		}
+		s.loopBanner = closedloop.OpenBanner(ns.openReason)
+		info := closedloop.OpenInfo(ns.openReason)
+		opts = append(opts, emu.WithLoad(&emu.HostLoad{Path: fmt.Sprintf("/proc/self/fd/%d", s.hostStat.Fd())}),
+			emu.WithLoopInfo(func() string { return info }))
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-		hostStat.Close()
 		return nil, fmt.Errorf("mount /proc for the new PID namespace: %w", err)
 	}
-	m, err := mf.load(machine, emu.WithLoad(&emu.HostLoad{Path: fmt.Sprintf("/proc/self/fd/%d", hostStat.Fd())}))
+	m, err := mf.load(machine, opts...)
 	if err != nil {
-		hostStat.Close()
 		return nil, err
 	}
-	srv, err := fusefs.New(m.Tree(), fusefs.Options{Name: mountName(m.Name(), ns.runPID), Debug: mf.debug})
-	if err != nil {
-		hostStat.Close()
+	if g != nil {
+		// The group's thread ids are this PID namespace's: the /proc just
+		// mounted names them.
+		if s.loop, err = closedloop.New(g, m, load, runtime.NumCPU(), "/proc"); err != nil {
+			return nil, err
+		}
+		s.loopBanner = s.loop.Banner()
+	}
+	if s.srv, err = fusefs.New(m.Tree(), fusefs.Options{Name: mountName(m.Name(), ns.runPID), Debug: mf.debug}); err != nil {
 		return nil, err
 	}
-	return &served{srv: srv, machine: m.Name(), summary: m.Summary(), hostStat: hostStat}, nil
+	s.machine, s.summary = m.Name(), m.Summary()
+	return s, nil
 }
 
 // mountName is the mount source mountinfo shows: the machine and the
@@ -148,17 +197,17 @@ func mountName(machine string, pid int) string {
 	return fmt.Sprintf("hwpemu-%s-%d", machine, pid)
 }
 
-// runGrafter starts the grafter with the tree's mount (descriptor 3) and
+// runGrafter starts the grafter, with gflags, with the tree's mount (descriptor 3) and
 // a pipe (descriptor 4) that closes when it executes CMD, reaps every
 // process orphaned in the namespace, and returns CMD's status. A signal
 // before CMD runs kills the grafter and hwpemu exits 128+N.
-func runGrafter(mnt *os.File, machine, summary, parent string, argv []string, sigs <-chan os.Signal) error {
+func runGrafter(mnt *os.File, gflags, argv []string, sigs <-chan os.Signal) error {
 	execR, execW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
 	defer execR.Close()
-	g := exec.Command("/proc/self/exe", append([]string{graftCmdName, "--parent-mntns=" + parent, "--machine=" + machine, "--model=" + summary, "--"}, argv...)...)
+	g := exec.Command("/proc/self/exe", slices.Concat([]string{graftCmdName}, gflags, []string{"--"}, argv)...)
 	g.Stdin, g.Stdout, g.Stderr = os.Stdin, os.Stdout, os.Stderr
 	g.ExtraFiles = []*os.File{mnt, execW}
 	select {

@@ -10,7 +10,10 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 
+	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/internal/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload"
@@ -34,7 +37,10 @@ const (
 )
 
 func newRunCmd() *cobra.Command {
-	var mf machineFlags
+	var (
+		mf       machineFlags
+		openLoop bool
+	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] MACHINE [--] CMD [ARG...]",
 		Short: "Run CMD where the emulated machine's files are at the real paths",
@@ -44,7 +50,10 @@ func newRunCmd() *cobra.Command {
 so unchanged programs read them. Nothing outside the namespaces changes. hwpemu
 serves the files while CMD runs and exits with CMD's status (128+N when CMD
 was killed by signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
-CMD. Every process CMD starts ends with it. Needs root (CAP_SYS_ADMIN).`,
+CMD. Every process CMD starts ends with it. By default CMD runs in a cgroup
+whose CPU bandwidth follows the emulated CPUs' delivered frequencies every
+100 ms (closed loop; --open-loop: the host's speed). Needs root
+(CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
   sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(2)),
@@ -53,18 +62,74 @@ CMD. Every process CMD starts ends with it. Needs root (CAP_SYS_ADMIN).`,
 			if len(args) < 2 {
 				return cli.Usagef("run needs a machine and a command")
 			}
-			if _, err := mf.load(args[0]); err != nil {
+			m, err := mf.load(args[0])
+			if err != nil {
 				return err
 			}
+			m.Close()
 			if _, err := exec.LookPath(args[1]); err != nil {
 				return cli.ExitCodeError{Code: exitNotFound, Err: err}
 			}
-			return superviseRun(mf, args)
+			reason := openReason(openLoop, mf.busy != nil, m)
+			var g *cgroup.Group
+			if reason == "" {
+				if g, err = makeGroup(); err != nil {
+					return err
+				}
+				defer func() {
+					if err := g.Remove(); err != nil {
+						cli.Linef(cmd.ErrOrStderr(), "hwpemu", "%v", err)
+					}
+				}()
+			}
+			return superviseRun(mf, g, reason, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
 	mf.register(cmd)
+	cmd.Flags().BoolVar(&openLoop, "open-loop", false,
+		"let CMD run at the host's speed, the emulated CPUs following the host's load (default: a closed loop holds CMD's CPU time to the emulated CPUs' delivered frequencies; docs/emulator.md)")
 	return cmd
+}
+
+// openReason says why CMD runs open loop, or "" for the closed loop: asked
+// for with --open-loop, a load fixed by --busy, or a machine whose
+// frequency the model does not follow requests (no cpufreq driver).
+func openReason(openLoop, busy bool, m *emu.Machine) string {
+	switch {
+	case openLoop:
+		return "--open-loop"
+	case busy:
+		return "--busy fixes the emulated load"
+	case !m.ModelsFrequency():
+		return m.Name() + " models no delivered frequency"
+	}
+	return ""
+}
+
+// groupPrefix names the cgroup of a closed loop: hwpemu-PID, PID that of
+// hwpemu run.
+const groupPrefix = "hwpemu-"
+
+// makeGroup makes the closed loop's cgroup on the host's cpu controller,
+// first removing the empty groups of hwpemu runs that were killed before
+// they could remove theirs. No usable controller, or no permission to make
+// a group, is bad input for the closed loop: one line suggesting
+// --open-loop.
+func makeGroup() (*cgroup.Group, error) {
+	h, err := cgroup.DetectHost()
+	var g *cgroup.Group
+	if err == nil {
+		h.RemoveStale(groupPrefix, func(pid int) bool { return unix.Kill(pid, 0) != unix.ESRCH })
+		g, err = h.Create(groupPrefix + strconv.Itoa(os.Getpid()))
+	}
+	if errors.Is(err, cgroup.ErrNoController) || errors.Is(err, cgroup.ErrPermission) {
+		return nil, cli.Usagef("closed loop: %v; run with --open-loop", err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("closed loop: %w", err)
+	}
+	return g, nil
 }
 
 // dropDash removes a "--" between MACHINE and CMD, which flag parsing
@@ -84,7 +149,10 @@ var termSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 // it is ready for them: a signal before that ends the server (SIGKILL)
 // and hwpemu with 128+N. The same pipe tells the server whether hwpemu is
 // still alive when it sets its death signal (see serveNamespace).
-func superviseRun(mf machineFlags, args []string) error {
+//
+// With a group g, the server runs the closed loop on it; otherwise CMD
+// runs open loop for reason.
+func superviseRun(mf machineFlags, g *cgroup.Group, reason string, args []string) error {
 	sigs := make(chan os.Signal, 4)
 	defer sigquit.Notify(sigs, termSignals...)() // SIGQUIT is passed on too
 	parent, err := os.Readlink("/proc/self/ns/mnt")
@@ -97,6 +165,11 @@ func superviseRun(mf machineFlags, args []string) error {
 	}
 	defer readyR.Close() // only now: the server's liveness check needs it open
 	argv := append([]string{nsCmdName, "--parent-mntns=" + parent, "--run-pid=" + strconv.Itoa(os.Getpid())}, mf.args()...)
+	if g != nil {
+		argv = append(argv, "--cgroup="+g.String())
+	} else {
+		argv = append(argv, "--open-reason="+reason)
+	}
 	srv := exec.Command("/proc/self/exe", append(append(argv, "--"), args...)...)
 	srv.Stdin, srv.Stdout, srv.Stderr = os.Stdin, os.Stdout, os.Stderr
 	srv.ExtraFiles = []*os.File{readyW}

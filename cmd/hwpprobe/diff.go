@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strconv"
 	"time"
 
@@ -226,7 +225,7 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 		if err != nil {
 			return cfg, fmt.Errorf("diff: find hwpprobe's binary for the built-in workload: %w", err)
 		}
-		bc := buildlike.Config{Size: o.size, Jobs: runtime.NumCPU()}
+		bc := buildlike.Config{Size: o.size, Jobs: buildlike.DefaultJobs(global.root)}
 		if cfg.Command, err = buildlike.Command(exe, bc); err != nil {
 			return cfg, cli.UsageError{Err: err}
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"runtime"
 	"strconv"
 	"syscall"
 
@@ -77,6 +76,6 @@ func runBuildlike(cmd *cobra.Command, cfg buildlike.Config) error {
 	return buildlike.Run(ctx, plan, buildlike.ExecSpawn(cmd.ErrOrStderr(), exe, "workload", "burn"))
 }
 
-// defaultJobs is the job limit of the built-in workload: the CPUs hwpprobe
-// may run on, as make -j$(nproc).
-func defaultJobs() int { return runtime.NumCPU() }
+// defaultJobs is the job limit of the built-in workload: the online CPUs
+// of the machine hwpprobe measures (buildlike.DefaultJobs).
+func defaultJobs() int { return buildlike.DefaultJobs(global.root) }

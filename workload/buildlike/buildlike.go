@@ -25,10 +25,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // Defaults.
@@ -257,4 +261,20 @@ func (p Plan) String() string {
 	}
 	return fmt.Sprintf("built-in build-like job: seed %d, %d work units in %d processes (%d phases), -j%d",
 		p.Config.Seed, p.Units(), p.Processes(), len(p.Phases), p.Config.Jobs)
+}
+
+// DefaultJobs is the job limit of the built-in workload on the system at
+// root: make -j$(nproc) of the machine hwpprobe measures. On an emulated
+// machine (hwpemu; sysfs.EmulatedMarker under root) that is its online
+// CPUs, not the host's; otherwise the CPUs this process may run on.
+func DefaultJobs(root string) int {
+	if root == "" {
+		root = "/"
+	}
+	if sysfs.NewFS(root).Emulated() != "" {
+		if l, err := cpus.Online(root); err == nil && len(l) > 0 {
+			return len(l)
+		}
+	}
+	return runtime.NumCPU()
 }
