@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -71,6 +72,11 @@ whose CPU bandwidth follows the emulated CPUs' delivered frequencies every
 				return cli.ExitCodeError{Code: exitNotFound, Err: err}
 			}
 			reason := openReason(openLoop, mf.busy != nil, m)
+			if !sysAdmin() {
+				// Before the closed loop's group, which would fail first
+				// for the same reason.
+				return fmt.Errorf("a private mount and PID namespace needs root (CAP_SYS_ADMIN): %w", syscall.EPERM)
+			}
 			var g *cgroup.Group
 			if reason == "" {
 				if g, err = makeGroup(); err != nil {
@@ -248,4 +254,20 @@ func (f *machineFlags) args() []string {
 		a = append(a, "--debug")
 	}
 	return a
+}
+
+// sysAdmin is whether this process has CAP_SYS_ADMIN in its effective set
+// (bit 21 of /proc/self/status's CapEff), which the namespaces need.
+func sysAdmin() bool {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return os.Geteuid() == 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "CapEff:"); ok {
+			caps, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && caps&(1<<unix.CAP_SYS_ADMIN) != 0
+		}
+	}
+	return os.Geteuid() == 0
 }

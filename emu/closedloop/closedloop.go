@@ -147,6 +147,10 @@ type Loop struct {
 	ref    float64 // MHz of an emulated CPU that one host CPU stands for
 	online []int   // online emulated CPUs
 	maxSum float64 // Σ over online CPUs of their highest MHz / ref
+	// slowdown is how much slower than the model the whole machine runs
+	// (1 where the host has the CPUs the emulated ones need at their
+	// highest): ref is the fastest CPU's highest frequency times it.
+	slowdown float64
 
 	mu        sync.Mutex
 	freqs     []float64 // online CPUs' delivered MHz over the current interval
@@ -175,6 +179,14 @@ func New(g *cgroup.Group, m *emu.Machine, load *emu.VarLoad, hostCPUs int, proc 
 	for _, c := range l.online {
 		l.maxSum += fr[c].MaxMHz / l.ref
 	}
+	// A machine that needs more host CPUs than there are, at its highest,
+	// runs uniformly slower, so that what each setting delivers keeps its
+	// ratio to every other's whatever the number of busy CPUs; a cap at
+	// the host's CPUs instead would give every setting the same CPU time
+	// once more CPUs are busy than the host has.
+	l.slowdown = max(1, l.maxSum/float64(l.hostCPUs))
+	l.ref *= l.slowdown
+	l.maxSum /= l.slowdown
 	l.freqs = l.onlineMHz(fr)
 	l.quota = Quota(nil, nil, l.freqs, l.ref, l.hostCPUs)
 	u, err := g.Usage()
@@ -197,8 +209,13 @@ func (l *Loop) onlineMHz(fr []emu.CPUFreq) []float64 {
 }
 
 // Ref is the reference frequency, MHz: one host CPU fully used is one
-// emulated CPU at Ref.
+// emulated CPU at Ref (the machine's highest frequency times Slowdown).
 func (l *Loop) Ref() float64 { return l.ref }
+
+// Slowdown is how much slower than the model the whole emulated machine
+// runs on this host: its CPUs at their highest need more host CPUs than
+// there are (1: they fit).
+func (l *Loop) Slowdown() float64 { return l.slowdown }
 
 // Run steps the loop every Interval until stop is closed. It returns the
 // first error of a step (the group's files unreadable or unwritable); the
@@ -340,8 +357,8 @@ func readThread(dir string) (thread, error) {
 func (l *Loop) Info() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return fmt.Sprintf("closed cgroup=%s interval_ms=%d ref_mhz=%g host_cpus=%d quota_cpus=%.3f",
-		l.g, Interval.Milliseconds(), l.ref, l.hostCPUs, l.quota)
+	return fmt.Sprintf("closed cgroup=%s interval_ms=%d ref_mhz=%g slowdown=%.3f host_cpus=%d quota_cpus=%.3f",
+		l.g, Interval.Milliseconds(), l.ref, l.slowdown, l.hostCPUs, l.quota)
 }
 
 // Banner is the line hwpemu run prints about the loop: the group, the
@@ -353,11 +370,11 @@ func (l *Loop) Banner() string {
 	}
 	s := fmt.Sprintf("closed loop: CMD's CPU time follows the emulated CPUs' delivered frequencies (cgroup %s %s, quota set every %d ms); one host CPU = one emulated CPU at %g MHz; ",
 		v, l.g.Dirs[0], Interval.Milliseconds(), l.ref)
-	if l.maxSum <= float64(l.hostCPUs) {
+	if l.slowdown <= 1 {
 		return s + fmt.Sprintf("host cap %d CPUs, above the %.2f the %d emulated CPUs need at their highest", l.hostCPUs, l.maxSum, len(l.online))
 	}
-	return s + fmt.Sprintf("host cap %d CPUs: the %d emulated CPUs at their highest need %.2f, so work on more than %d of them runs up to %.2fx slower than the model",
-		l.hostCPUs, len(l.online), l.maxSum, l.hostCPUs, l.maxSum/float64(l.hostCPUs))
+	return s + fmt.Sprintf("host cap %d CPUs: the %d emulated CPUs at their highest need %.2f, so everything runs %.2fx slower than the model, the same for every setting",
+		l.hostCPUs, len(l.online), l.maxSum*l.slowdown, l.slowdown)
 }
 
 // OpenInfo is the emulated tree's loop file for a command run open loop
