@@ -161,7 +161,7 @@ func TestStreamRules(t *testing.T) {
 
 // insertBeforeEnd puts a record between b's last record (end) and the one
 // before it.
-func insertBeforeEnd(t *testing.T, b, rec []byte) []byte {
+func insertBeforeEnd(t testing.TB, b, rec []byte) []byte {
 	t.Helper()
 	off := fileHeaderLen
 	last := off
@@ -393,3 +393,4 @@ func mustJSON(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+

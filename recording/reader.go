@@ -29,7 +29,9 @@ type Reader struct {
 	bd    batchDec
 	// parts: what of samples batches to decode (Scan).
 	parts Parts
-	err   error // sticky
+	// budget bounds what the whole file inflates and holds.
+	budget *budget
+	err    error // sticky
 }
 
 // NewReader checks the file header and returns a Reader positioned at the
@@ -52,7 +54,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recording: zstd decoder: %w", err)
 	}
-	return &Reader{r: br, dec: dec, version: v, off: fileHeaderLen, parts: PartRows}, nil
+	return &Reader{r: br, dec: dec, version: v, off: fileHeaderLen, parts: PartRows, budget: newBudget(v)}, nil
 }
 
 // Version returns the file's format version.
@@ -102,11 +104,12 @@ func (r *Reader) next() (Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.budget.read += frameHeaderLen + int64(size)
 	if frameChecksum(r.version.Major, h[:], payload) != binary.LittleEndian.Uint32(h[8:]) {
 		return nil, r.corrupt("record fails its checksum")
 	}
 	if enc != encJSON && enc != encColumns {
-		if payload, err = inflate(r.dec, &r.decoded, payload, r.version.maxPayload(), r.version.Major > 1); err != nil {
+		if payload, err = inflate(r.dec, &r.decoded, payload, r.version.maxPayload(), r.version.Major > 1, r.budget); err != nil {
 			return nil, r.corrupt("%s record: %v", typ, err)
 		}
 	}
@@ -115,6 +118,7 @@ func (r *Reader) next() (Record, error) {
 		bd = new(batchDec)
 	}
 	bd.v2, bd.packed, bd.zd = enc == encZstdColumns, enc == encColumns, r.dec
+	bd.budget, bd.keeps = r.budget, !r.reuse
 	columnar := enc == encZstdColumns || enc == encColumns || enc == encZstdBatch
 	var rec Record
 	switch {
@@ -199,6 +203,9 @@ func (r *Reader) corrupt(format string, a ...any) error {
 // other type has, so a type byte (outside 1.0's checksum) changed into
 // another known type shows as an unknown field.
 func (r *Reader) decodePayload(t RecordType, p []byte) (Record, error) {
+	if err := r.budget.charge(jsonCost(p), "JSON objects"); err != nil {
+		return nil, err
+	}
 	strict := r.version == Version{1, 0}
 	switch t {
 	case TypeMeta:
@@ -245,3 +252,4 @@ func decodeJSON[T Record](p []byte, strict bool) (Record, error) {
 	}
 	return v, nil
 }
+
