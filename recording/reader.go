@@ -207,6 +207,11 @@ func (r *Reader) decodePayload(t RecordType, p []byte) (Record, error) {
 		return nil, err
 	}
 	strict := r.version == Version{1, 0}
+	if !strict {
+		if err := hasFields(p, requiredFields[t]); err != nil {
+			return nil, err
+		}
+	}
 	switch t {
 	case TypeMeta:
 		return decodeJSON[Meta](p, strict)
@@ -253,3 +258,43 @@ func decodeJSON[T Record](p []byte, strict bool) (Record, error) {
 	return v, nil
 }
 
+// requiredFields are the fields a record type's JSON payload always
+// holds (docs/recording-format.md, "Record types"). Each type has one no
+// other type has, so that a record whose type byte was changed, and its
+// checksum computed anew, is refused instead of read as a record of the
+// other type with every field zero.
+var requiredFields = map[RecordType][]string{
+	TypeMeta:     {"tool", "kind"},
+	TypeRunStart: {"run", "command", "time_ns"},
+	TypeSnapshot: {"run", "phase", "format", "data"},
+	TypeSamples:  {"run", "cpu_columns", "samples"},
+	TypeTrace:    {"run", "events"},
+	TypeProcess:  {"run", "pid", "counts"},
+	TypeRunEnd:   {"run", "exit_code"},
+	TypeNote:     {"time_ns", "text"},
+	TypeEnd:      {"time_ns", "status"},
+}
+
+// hasFields checks that the JSON object p holds every field of names at
+// its top level.
+func hasFields(p []byte, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	var fields map[string]skipped
+	if err := json.Unmarshal(p, &fields); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, ok := fields[n]; !ok {
+			return fmt.Errorf("no %q field", n)
+		}
+	}
+	return nil
+}
+
+// skipped is a JSON value decoded as nothing: its bytes are not copied.
+type skipped struct{}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (*skipped) UnmarshalJSON([]byte) error { return nil }
