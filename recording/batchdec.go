@@ -112,21 +112,8 @@ type batchDec struct {
 	arena    []byte
 	inflated int
 	// budget is the file's (Reader.budget), charged with the columns
-	// inflated and, when keeps (Read: each batch is decoded into
-	// buffers of its own and kept), with the rows and cells decoded.
+	// inflated.
 	budget *budget
-	keeps  bool
-}
-
-// chargeKept charges the budget with a kept batch's rows and cells.
-func (bd *batchDec) chargeKept(n int) error {
-	if !bd.keeps {
-		return nil
-	}
-	if err := bd.budget.charge(n, "rows and cells kept"); err != nil {
-		return fmt.Errorf("%w: %v", errColumns, err)
-	}
-	return nil
 }
 
 // maxInterned bounds the strings a batchDec keeps.
@@ -186,9 +173,6 @@ func (bd *batchDec) decodeSamples(p []byte, parts Parts) (Samples, error) {
 	cells := n[1]*(nc+len(bd.cols[1])) + n[2]*(np+len(bd.cols[2])) + n[3]*(nc+np)
 	if cells > maxBatchCells {
 		return Samples{}, fmt.Errorf("%w: %d cells, more than %d", errColumns, cells, maxBatchCells)
-	}
-	if err := bd.chargeKept(n[0]*sampleSize + n[1]*cpuRowSize + n[2]*pkgRowSize + n[3]*sumRowSize + cells*maxCellSize); err != nil {
-		return Samples{}, err
 	}
 	if err := bd.sampleRows(n, parts); err != nil {
 		return Samples{}, err

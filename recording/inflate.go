@@ -25,7 +25,7 @@ func Inflate(r io.Reader) (int64, error) {
 	defer dec.Close()
 	var p, buf []byte
 	var total int64
-	b := newBudget(Version{Major: 1})
+	b := newBudget()
 	inflateFrame := func(z []byte) error {
 		out, err := inflate(dec, &buf, z, maxPayloadV1, false, b)
 		total += int64(len(out))

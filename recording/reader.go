@@ -54,7 +54,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recording: zstd decoder: %w", err)
 	}
-	return &Reader{r: br, dec: dec, version: v, off: fileHeaderLen, parts: PartRows, budget: newBudget(v)}, nil
+	return &Reader{r: br, dec: dec, version: v, off: fileHeaderLen, parts: PartRows, budget: newBudget()}, nil
 }
 
 // Version returns the file's format version.
@@ -118,7 +118,7 @@ func (r *Reader) next() (Record, error) {
 		bd = new(batchDec)
 	}
 	bd.v2, bd.packed, bd.zd = enc == encZstdColumns, enc == encColumns, r.dec
-	bd.budget, bd.keeps = r.budget, !r.reuse
+	bd.budget = r.budget
 	columnar := enc == encZstdColumns || enc == encColumns || enc == encZstdBatch
 	var rec Record
 	switch {

@@ -51,9 +51,6 @@ func (bd *batchDec) decodeTrace(p []byte) (Trace, error) {
 	if d.err != nil {
 		return Trace{}, d.err
 	}
-	if err := bd.chargeKept(n * eventSize); err != nil {
-		return Trace{}, err
-	}
 	bd.events = resize(bd.events, n)
 	if err := bd.traceInts(n); err != nil {
 		return Trace{}, err

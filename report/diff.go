@@ -54,6 +54,10 @@ func Diff(w io.Writer, o DiffOptions) error {
 		return InputError{incomplete}
 	}
 	res, err := analysis.Analyze(srcs, o.Stats, o.KeepDisturbed)
+	if err != nil && incomplete != nil {
+		// What is missing may be why nothing can be compared.
+		return InputError{fmt.Errorf("%w (%v)", err, incomplete)}
+	}
 	if err != nil {
 		return InputError{err}
 	}

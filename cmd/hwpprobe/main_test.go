@@ -19,6 +19,9 @@ func TestMain(m *testing.M) {
 	if out := os.Getenv(dumpEnv); out != "" {
 		os.Exit(dumpState(out))
 	}
+	if os.Getenv(rssEnv) != "" {
+		os.Exit(printMaxRSS(os.Args[1:]))
+	}
 	dir, err := os.MkdirTemp("", "hwpprobe-bin")
 	if err != nil {
 		panic(err)
