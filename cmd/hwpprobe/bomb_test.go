@@ -37,18 +37,22 @@ func noteBomb(t *testing.T, count, size int) string {
 	}
 	defer enc.Close()
 	note := `{"time_ns":1,"text":"` + strings.Repeat("a", size-64) + `"}`
-	payload := enc.EncodeAll([]byte(note), nil)
-	// The frame header (docs/recording-format.md): type 8 (note),
-	// encoding 1 (zstd JSON), reserved, length, CRC-32C of the header's
-	// first 8 bytes and the payload.
-	hdr := binary.LittleEndian.AppendUint32([]byte{8, 1, 0, 0}, uint32(len(payload)))
-	crc := crc32.Update(crc32.Checksum(hdr, crc32.MakeTable(crc32.Castagnoli)), crc32.MakeTable(crc32.Castagnoli), payload)
-	rec := append(binary.LittleEndian.AppendUint32(hdr, crc), payload...)
+	rec := recordFrame(recording.TypeNote, 1, enc.EncodeAll([]byte(note), nil)) // 1: zstd JSON
 	path := filepath.Join(t.TempDir(), fmt.Sprintf("bomb-%dx%d.rec", count, size))
 	if err := os.WriteFile(path, append(buf.Bytes(), bytes.Repeat(rec, count)...), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// recordFrame is a record of a format 2 or 3 file (docs/recording-format.md):
+// type, encoding, reserved, length, the CRC-32C of the header's first 8
+// bytes and the payload, then the payload.
+func recordFrame(typ recording.RecordType, enc byte, payload []byte) []byte {
+	hdr := binary.LittleEndian.AppendUint32([]byte{byte(typ), enc, 0, 0}, uint32(len(payload)))
+	castagnoli := crc32.MakeTable(crc32.Castagnoli)
+	crc := crc32.Update(crc32.Checksum(hdr, castagnoli), castagnoli, payload)
+	return append(binary.LittleEndian.AppendUint32(hdr, crc), payload...)
 }
 
 // rssEnv makes the test binary run the command line it is given and
