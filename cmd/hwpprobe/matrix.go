@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -29,10 +28,10 @@ difference, printing it: for kernel CI, to catch an update that changes what
 a governor or EPP string sends the hardware. See docs/matrix.md.`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var want []byte
+			var want string
 			if expect != "" {
 				var err error
-				if want, err = os.ReadFile(expect); err != nil {
+				if want, err = profile.ReadMatrixFile(expect); err != nil {
 					return cli.Usagef("--expect: %w", err)
 				}
 			}
@@ -56,7 +55,7 @@ a governor or EPP string sends the hardware. See docs/matrix.md.`,
 			if err != nil || expect == "" {
 				return err
 			}
-			return profile.CompareMatrix(text.String(), string(want))
+			return profile.CompareMatrix(text.String(), want)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
