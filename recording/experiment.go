@@ -93,7 +93,11 @@ func ReadFile(path string) (*Recording, error) { return ScanFile(path, nil) }
 // Read reads every record. It fails only when nothing usable can be read
 // (not a recording, unknown major version, no meta record); a file cut
 // short or corrupt after its meta record gives the records before the
-// damage, with Recording.Problem saying what stopped the reading.
+// damage, with Recording.Problem saying what stopped the reading. What it
+// inflates and decodes is bounded by the bytes read (the budget of
+// docs/recording-format.md, "Bounds on reading"), but it keeps every row:
+// its memory grows with the rows, which a steady recording's columnar
+// batches hold hundreds of per byte. Readers of files of any length scan.
 func Read(r io.Reader) (*Recording, error) { return Scan(r, nil) }
 
 // ScanFile scans a recording from a file. See Scan.
