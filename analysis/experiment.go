@@ -50,12 +50,16 @@ func (s Source) scanner() *scanner {
 
 // noteIncomplete adds to res.Missing why s's recording ends early: the
 // problem that stopped the reading (shown says what is used of it) or
-// the missing end record.
+// the missing end record; and which records of a newer format version
+// were skipped (docs/recording-format.md, "Version policy").
 func (res *Result) noteIncomplete(s Source, shown string) {
 	if s.Rec.Problem != nil {
 		res.Missing = append(res.Missing, fmt.Sprintf("%s: %v; %s", s.Name, s.Rec.Problem, shown))
 	} else if s.Rec.End == nil {
 		res.Missing = append(res.Missing, s.Name+": the file has no end record (the writer stopped)")
+	}
+	if err := s.Rec.SkippedError(); err != nil {
+		res.Missing = append(res.Missing, fmt.Sprintf("%s: %v", s.Name, err))
 	}
 }
 

@@ -146,6 +146,31 @@ type MatrixLine struct {
 	Want, Got string
 }
 
+// maxMatrixFile bounds an expected matrix (ReadMatrixFile): a table of a
+// line per profile and core type is a few KiB; the committed golden files
+// are under 10 KiB.
+const maxMatrixFile = 1 << 20
+
+// ReadMatrixFile reads an expected matrix for CompareMatrix (`matrix
+// --expect FILE`: an earlier run's text output). It reads at most 1 MiB
+// and fails on a larger file, so that a file that never ends (/dev/zero)
+// is refused at once instead of filling memory.
+func ReadMatrixFile(name string) (string, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxMatrixFile+1))
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", name, err)
+	}
+	if len(b) > maxMatrixFile {
+		return "", fmt.Errorf("%s is larger than %d bytes: not a matrix table (the text output of an earlier run)", name, maxMatrixFile)
+	}
+	return string(b), nil
+}
+
 // CompareMatrix compares a matrix's text with the expected text, line by
 // line, and returns the lines that differ (none: the same).
 func CompareMatrix(got, want string) []MatrixLine {

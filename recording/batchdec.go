@@ -111,6 +111,9 @@ type batchDec struct {
 	zd       *zstd.Decoder
 	arena    []byte
 	inflated int
+	// budget is the file's (Reader.budget), charged with the columns
+	// inflated.
+	budget *budget
 }
 
 // maxInterned bounds the strings a batchDec keeps.

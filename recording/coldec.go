@@ -119,6 +119,9 @@ func (bd *batchDec) columnData(c *column) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: column %s: %v", errColumns, c.name, err)
 	}
+	if err := bd.budget.charge(n, "column "+string(c.name)); err != nil {
+		return nil, fmt.Errorf("%w: %v", errColumns, err)
+	}
 	if bd.zd == nil {
 		if bd.zd, err = newDecoder(MaxPayload); err != nil {
 			return nil, err

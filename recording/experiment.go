@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
+	"strings"
 )
 
 // Recording is a whole file read into memory: the experiment's metadata
@@ -22,6 +24,9 @@ type Recording struct {
 	// Skipped counts records of types added by a newer minor version of
 	// the format than this reader knows; a file with any is not complete.
 	Skipped int
+	// SkippedTypes are the types of the skipped records, each once, in
+	// the order first met.
+	SkippedTypes []RecordType
 }
 
 // Run is one run with everything recorded for it.
@@ -59,17 +64,27 @@ func (r *Run) PackageColumn(name string) int { return slices.Index(r.PackageColu
 func (rec *Recording) Complete() bool { return rec.End != nil && rec.Issue() == nil }
 
 // Issue returns what keeps the records read from being the whole file:
-// Problem, or an error wrapping ErrSkipped when records of types newer
-// than this reader were skipped. Nil when nothing was lost.
+// Problem, or else SkippedError. Nil when nothing was lost.
 func (rec *Recording) Issue() error {
-	switch {
-	case rec.Problem != nil:
+	if rec.Problem != nil {
 		return rec.Problem
-	case rec.Skipped > 0:
-		return fmt.Errorf("%w: %d records of types this hwpprobe does not know (the file is version %s, this hwpprobe knows %d.%d)",
-			ErrSkipped, rec.Skipped, rec.Version, rec.Version.Major, knownMinor(rec.Version.Major))
 	}
-	return nil
+	return rec.SkippedError()
+}
+
+// SkippedError returns an error wrapping ErrSkipped that names the types
+// of the records skipped, of types newer than this reader; nil when none
+// was.
+func (rec *Recording) SkippedError() error {
+	if rec.Skipped == 0 {
+		return nil
+	}
+	types := make([]string, len(rec.SkippedTypes))
+	for i, t := range rec.SkippedTypes {
+		types[i] = strconv.Itoa(int(t))
+	}
+	return fmt.Errorf("%w: %d records of types this hwpprobe does not know (%s; the file is version %s, this hwpprobe knows %d.%d)",
+		ErrSkipped, rec.Skipped, strings.Join(types, ", "), rec.Version, rec.Version.Major, knownMinor(rec.Version.Major))
 }
 
 // ReadFile reads a recording from a file. See Read.
@@ -78,7 +93,11 @@ func ReadFile(path string) (*Recording, error) { return ScanFile(path, nil) }
 // Read reads every record. It fails only when nothing usable can be read
 // (not a recording, unknown major version, no meta record); a file cut
 // short or corrupt after its meta record gives the records before the
-// damage, with Recording.Problem saying what stopped the reading.
+// damage, with Recording.Problem saying what stopped the reading. What it
+// inflates and decodes is bounded by the bytes read (the budget of
+// docs/recording-format.md, "Bounds on reading"), but it keeps every row:
+// its memory grows with the rows, which a steady recording's columnar
+// batches hold hundreds of per byte. Readers of files of any length scan.
 func Read(r io.Reader) (*Recording, error) { return Scan(r, nil) }
 
 // ScanFile scans a recording from a file. See Scan.
@@ -234,6 +253,9 @@ func (rec *Recording) add(runs map[int]*Run, r Record, scan bool) error {
 		rec.End = &r
 	case Unknown:
 		rec.Skipped++
+		if !slices.Contains(rec.SkippedTypes, r.RecType) {
+			rec.SkippedTypes = append(rec.SkippedTypes, r.RecType)
+		}
 	}
 	return nil
 }

@@ -3,14 +3,17 @@ package recording
 import (
 	"bytes"
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
 )
 
 // FuzzRead: whatever the bytes, Read returns a recording or an error
-// wrapping one of the package's sentinels, and never panics; Scan (reused
-// batch buffers) agrees with it on what went wrong and on the rows read.
+// wrapping one of the package's sentinels, and never panics, allocating
+// a bounded multiple of the reader's budget for so many bytes (garbage
+// included: TestBombAcrossRecords); Scan (reused batch buffers) agrees
+// with it on what went wrong and on the rows read.
 func FuzzRead(f *testing.F) {
 	good := writeFileF(f)
 	f.Add(good)
@@ -18,8 +21,22 @@ func FuzzRead(f *testing.F) {
 	f.Add([]byte(Magic + "\x01\x00\x00\x00"))
 	f.Add(append(bytes.Clone(good), make([]byte, 64)...))
 	f.Add(v1Fixture(f, "synthetic-2runs.rec"))
+	// Bombs of records inflating to the payload limit: refused before
+	// anything is inflated, so the fuzzer can afford them (those of
+	// smaller records inflate budgetSlack first: TestBombAcrossRecords).
+	for _, b := range bombs(f) {
+		if b.size > MaxPayload/2 {
+			f.Add(bombFile(f, 3, b.minor, b.rec, 5))
+		}
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
 		rec, err := Read(bytes.NewReader(b))
+		runtime.ReadMemStats(&after)
+		if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(budgetSlack+inflateRatio*len(b)); got > 8*limit {
+			t.Fatalf("reading %d bytes allocated %d MiB, more than 8 x %d MiB", len(b), got>>20, limit>>20)
+		}
 		if err != nil {
 			if !errors.Is(err, ErrNotRecording) && !errors.Is(err, ErrVersion) && !errors.Is(err, ErrTruncated) && !errors.Is(err, ErrCorrupt) {
 				t.Fatalf("unexpected error %v", err)

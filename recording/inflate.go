@@ -25,8 +25,9 @@ func Inflate(r io.Reader) (int64, error) {
 	defer dec.Close()
 	var p, buf []byte
 	var total int64
+	b := newBudget()
 	inflateFrame := func(z []byte) error {
-		out, err := inflate(dec, &buf, z, maxPayloadV1, false)
+		out, err := inflate(dec, &buf, z, maxPayloadV1, false, b)
 		total += int64(len(out))
 		return err
 	}
@@ -44,6 +45,7 @@ func Inflate(r io.Reader) (int64, error) {
 		if _, err := io.ReadFull(br, p); err != nil {
 			return total, err
 		}
+		b.read += frameHeaderLen + int64(size)
 		switch hdr[1] {
 		case encZstdJSON, encZstdColumns, encZstdBatch:
 			err = inflateFrame(p)

@@ -161,7 +161,7 @@ func TestStreamRules(t *testing.T) {
 
 // insertBeforeEnd puts a record between b's last record (end) and the one
 // before it.
-func insertBeforeEnd(t *testing.T, b, rec []byte) []byte {
+func insertBeforeEnd(t testing.TB, b, rec []byte) []byte {
 	t.Helper()
 	off := fileHeaderLen
 	last := off
@@ -392,4 +392,46 @@ func mustJSON(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestChangedType: a record whose type byte is changed into another known
+// type, and its checksum computed anew so that the checksum cannot catch
+// it, is corrupt, not read as a record of the other type with every field
+// zero (a run-end read as an empty samples batch, leaving the run without
+// its outcome); in files of encodings 3 and 4 and of format 2.1.
+func TestChangedType(t *testing.T) {
+	files := []struct {
+		name  string
+		major uint16
+		b     []byte
+	}{
+		{"3.0", 3, writeFile(t)},
+		{"3.0 encoding 3", 3, scanFileEnc(t, 1, true)},
+		{"2.1", 2, v2Fixture(t, "synthetic-2runs.rec")},
+	}
+	for _, f := range files {
+		changed := 0
+		for off := fileHeaderLen; off < len(f.b); {
+			size := int(binary.LittleEndian.Uint32(f.b[off+4:]))
+			for _, typ := range RecordTypes() {
+				if typ == RecordType(f.b[off]) || typ == TypeMeta || off == fileHeaderLen {
+					continue // a meta record out of place is refused as such
+				}
+				c := bytes.Clone(f.b)
+				payload := c[off+frameHeaderLen : off+frameHeaderLen+size]
+				c[off] = byte(typ)
+				binary.LittleEndian.PutUint32(c[off+8:], frameChecksum(f.major, c[off:off+8], payload))
+				rec, whole, err := readOutcome(c)
+				if err != nil || whole || !errors.Is(rec.Problem, ErrCorrupt) {
+					t.Errorf("%s: %s record at offset %d changed into %s: err %v, whole %v, problem %v; want ErrCorrupt",
+						f.name, RecordType(f.b[off]), off, typ, err, whole, rec.Problem)
+				}
+				changed++
+			}
+			off += frameHeaderLen + size
+		}
+		if changed == 0 {
+			t.Errorf("%s: no record changed", f.name)
+		}
+	}
 }

@@ -29,7 +29,9 @@ type Reader struct {
 	bd    batchDec
 	// parts: what of samples batches to decode (Scan).
 	parts Parts
-	err   error // sticky
+	// budget bounds what the whole file inflates and holds.
+	budget *budget
+	err    error // sticky
 }
 
 // NewReader checks the file header and returns a Reader positioned at the
@@ -52,7 +54,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recording: zstd decoder: %w", err)
 	}
-	return &Reader{r: br, dec: dec, version: v, off: fileHeaderLen, parts: PartRows}, nil
+	return &Reader{r: br, dec: dec, version: v, off: fileHeaderLen, parts: PartRows, budget: newBudget()}, nil
 }
 
 // Version returns the file's format version.
@@ -102,11 +104,12 @@ func (r *Reader) next() (Record, error) {
 	if err != nil {
 		return nil, err
 	}
+	r.budget.read += frameHeaderLen + int64(size)
 	if frameChecksum(r.version.Major, h[:], payload) != binary.LittleEndian.Uint32(h[8:]) {
 		return nil, r.corrupt("record fails its checksum")
 	}
 	if enc != encJSON && enc != encColumns {
-		if payload, err = inflate(r.dec, &r.decoded, payload, r.version.maxPayload(), r.version.Major > 1); err != nil {
+		if payload, err = inflate(r.dec, &r.decoded, payload, r.version.maxPayload(), r.version.Major > 1, r.budget); err != nil {
 			return nil, r.corrupt("%s record: %v", typ, err)
 		}
 	}
@@ -115,6 +118,7 @@ func (r *Reader) next() (Record, error) {
 		bd = new(batchDec)
 	}
 	bd.v2, bd.packed, bd.zd = enc == encZstdColumns, enc == encColumns, r.dec
+	bd.budget = r.budget
 	columnar := enc == encZstdColumns || enc == encColumns || enc == encZstdBatch
 	var rec Record
 	switch {
@@ -199,7 +203,15 @@ func (r *Reader) corrupt(format string, a ...any) error {
 // other type has, so a type byte (outside 1.0's checksum) changed into
 // another known type shows as an unknown field.
 func (r *Reader) decodePayload(t RecordType, p []byte) (Record, error) {
+	if err := r.budget.charge(jsonCost(p), "JSON objects"); err != nil {
+		return nil, err
+	}
 	strict := r.version == Version{1, 0}
+	if !strict {
+		if err := hasFields(p, requiredFields[t]); err != nil {
+			return nil, err
+		}
+	}
 	switch t {
 	case TypeMeta:
 		return decodeJSON[Meta](p, strict)
@@ -245,3 +257,44 @@ func decodeJSON[T Record](p []byte, strict bool) (Record, error) {
 	}
 	return v, nil
 }
+
+// requiredFields are the fields a record type's JSON payload always
+// holds (docs/recording-format.md, "Record types"). Each type has one no
+// other type has, so that a record whose type byte was changed, and its
+// checksum computed anew, is refused instead of read as a record of the
+// other type with every field zero.
+var requiredFields = map[RecordType][]string{
+	TypeMeta:     {"tool", "kind"},
+	TypeRunStart: {"run", "command", "time_ns"},
+	TypeSnapshot: {"run", "phase", "format", "data"},
+	TypeSamples:  {"run", "cpu_columns", "samples"},
+	TypeTrace:    {"run", "events"},
+	TypeProcess:  {"run", "pid", "counts"},
+	TypeRunEnd:   {"run", "exit_code"},
+	TypeNote:     {"time_ns", "text"},
+	TypeEnd:      {"time_ns", "status"},
+}
+
+// hasFields checks that the JSON object p holds every field of names at
+// its top level.
+func hasFields(p []byte, names []string) error {
+	if len(names) == 0 {
+		return nil
+	}
+	var fields map[string]skipped
+	if err := json.Unmarshal(p, &fields); err != nil {
+		return err
+	}
+	for _, n := range names {
+		if _, ok := fields[n]; !ok {
+			return fmt.Errorf("no %q field", n)
+		}
+	}
+	return nil
+}
+
+// skipped is a JSON value decoded as nothing: its bytes are not copied.
+type skipped struct{}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (*skipped) UnmarshalJSON([]byte) error { return nil }

@@ -63,7 +63,7 @@ func testMeta() Meta {
 }
 
 // writeFile returns a complete recording of sampleRecords.
-func writeFile(t *testing.T) []byte {
+func writeFile(t testing.TB) []byte {
 	t.Helper()
 	var buf bytes.Buffer
 	w, err := NewWriter(&buf, testMeta())

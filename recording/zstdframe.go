@@ -86,10 +86,13 @@ func zstdFrameEnd(p []byte, off int, checksum bool) (end int, bound uint64, err 
 
 // inflate decodes the single zstd frame p into *buf (reused across
 // records, grown only to the largest content size met), after checking
-// that size against limit.
-func inflate(dec *zstd.Decoder, buf *[]byte, p []byte, limit int, needSize bool) ([]byte, error) {
+// that size against limit and charging it to b.
+func inflate(dec *zstd.Decoder, buf *[]byte, p []byte, limit int, needSize bool, b *budget) ([]byte, error) {
 	n, declared, err := frameSize(p, limit, needSize)
 	if err != nil {
+		return nil, err
+	}
+	if err := b.charge(n, "zstd frame"); err != nil {
 		return nil, err
 	}
 	if cap(*buf) < n {

@@ -58,6 +58,9 @@ func Diff(w io.Writer, o DiffOptions) error {
 	switch {
 	case errors.Is(err, analysis.ErrNotHeld):
 		return err // what was measured is no comparison: an error, not bad input
+	case err != nil && incomplete != nil:
+		// What is missing may be why nothing can be compared.
+		return InputError{fmt.Errorf("%w (%v)", err, incomplete)}
 	case err != nil:
 		return InputError{err}
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -8,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 func writeExperiment(t *testing.T, dir, name string, e testexp.Experiment) string {
@@ -124,5 +127,43 @@ func TestBuiltinWorkload(t *testing.T) {
 	_, errOut, code := runBin(t, "workload", "buildlike", "--size", "300", "--jobs", "2")
 	if code != 0 {
 		t.Errorf("buildlike: status %d %q", code, errOut)
+	}
+}
+
+// TestDiffSkippedRecords: an experiment of a newer minor format version
+// holding records of a type this hwpprobe does not know is compared (a
+// reader of a major reads its newer minors, docs/recording-format.md),
+// and the report says which records were skipped, as show says the file
+// is incomplete; the exit status is 0, as show's and export's.
+func TestDiffSkippedRecords(t *testing.T) {
+	dir := t.TempDir()
+	exp := testexp.Seed().Bytes()
+	// After the meta record: two records of type 9 in a 3.1 file.
+	at := 24 + int(binary.LittleEndian.Uint32(exp[16:]))
+	unknown := bytes.Repeat(recordFrame(9, 0, []byte(`{"run":1}`)), 2)
+	newer := append(append(bytes.Clone(exp[:at]), unknown...), exp[at:]...)
+	binary.LittleEndian.PutUint16(newer[10:], recording.VersionMinor+1)
+	tests := []struct {
+		name string
+		file []byte
+		want string // the report's missing line; "" for none
+	}{
+		{"3.0", exp, ""},
+		{"3.1 with type 9", newer, "missing: exp.hwpr: records were skipped: 2 records of types this hwpprobe does not know (9; the file is version 3.1, this hwpprobe knows 3.0)\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(dir, "exp.hwpr")
+			if err := os.WriteFile(p, tc.file, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			out, errOut, code := runBin(t, "diff", p)
+			if code != 0 || !strings.Contains(out, "verdict: B is 22.") {
+				t.Fatalf("status %d, stderr %q, stdout:\n%s", code, errOut, out)
+			}
+			if got := strings.Contains(out, "missing:"); got != (tc.want != "") || !strings.Contains(out, tc.want) {
+				t.Errorf("want the line %q in the report:\n%s", tc.want, out)
+			}
+		})
 	}
 }

@@ -25,6 +25,9 @@ func TestMain(m *testing.M) {
 	if out := os.Getenv(dumpEnv); out != "" {
 		os.Exit(dumpState(out))
 	}
+	if os.Getenv(rssEnv) != "" {
+		os.Exit(printMaxRSS(os.Args[1:]))
+	}
 	if hwpprobeBin = os.Getenv(binEnv); hwpprobeBin != "" {
 		os.Exit(m.Run())
 	}

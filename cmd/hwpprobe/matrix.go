@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -36,10 +35,10 @@ a governor or EPP string sends the hardware. See docs/matrix.md.`,
 			if err := checkFiles("matrix", files); err != nil {
 				return err
 			}
-			var want []byte
+			var want string
 			if expect != "" {
 				var err error
-				if want, err = os.ReadFile(expect); err != nil {
+				if want, err = profile.ReadMatrixFile(expect); err != nil {
 					return cli.Usagef("--expect: %w", err)
 				}
 			}
@@ -63,7 +62,7 @@ a governor or EPP string sends the hardware. See docs/matrix.md.`,
 			if err != nil || expect == "" {
 				return err
 			}
-			return matrixExpect(cmd.ErrOrStderr(), expect, profile.CompareMatrix(text.String(), string(want)))
+			return matrixExpect(cmd.ErrOrStderr(), expect, profile.CompareMatrix(text.String(), want))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

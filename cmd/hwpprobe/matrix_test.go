@@ -1,13 +1,16 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -203,5 +206,36 @@ $H matrix --ignore-daemons --expect changed.txt performance > /dev/null 2> err; 
 	got, _ := os.ReadFile(filepath.Join(dir, "err"))
 	if d := cmp.Diff(want, string(got)); d != "" {
 		t.Errorf("stderr (-want +got):\n%s", d)
+	}
+}
+
+// TestMatrixExpectBounded: --expect reads at most 1 MiB of its file and
+// refuses a larger one, or one that never ends (/dev/zero, which it read
+// until memory ran out), as bad input (exit 2, one line), before
+// anything is applied.
+func TestMatrixExpectBounded(t *testing.T) {
+	big := filepath.Join(t.TempDir(), "big.txt")
+	if err := os.WriteFile(big, []byte(strings.Repeat("profile line\n", 100_000)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		file, want string
+	}{
+		{"/dev/zero", "--expect: /dev/zero is larger than 1048576 bytes: not a matrix table"},
+		{big, "is larger than 1048576 bytes"},
+		{filepath.Join(t.TempDir(), "absent.txt"), "no such file"},
+	}
+	for _, tc := range tests {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		cmd := exec.CommandContext(ctx, hwpprobeBin, "matrix", "--expect", tc.file, "performance")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		timedOut := ctx.Err() != nil
+		cancel()
+		code := cmd.ProcessState.ExitCode()
+		if timedOut || code != exitUsage || !strings.Contains(stderr.String(), tc.want) || strings.Count(stderr.String(), "\n") != 1 {
+			t.Errorf("--expect %s: %v, exit %d, stderr %q; want exit 2 and one line saying %q", tc.file, err, code, stderr.String(), tc.want)
+		}
 	}
 }

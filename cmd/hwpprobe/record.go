@@ -208,9 +208,11 @@ func exitWords(e recording.RunEnd) string {
 }
 
 // printRecordSummary reads the file back and prints its summary, so that
-// what is printed is what was stored.
+// what is printed is what was stored: scanned batch by batch, as show
+// reads it, so that memory does not grow with the recording.
 func printRecordSummary(w io.Writer, path string, writeErr error) {
-	rec, err := recording.ReadFile(path)
+	c := summary.NewCollector()
+	rec, err := recording.ScanFileParts(path, summary.Parts, func(r recording.Record) error { c.Add(r); return nil })
 	if err != nil {
 		cli.Linef(w, "hwpprobe", "read back %s: %v", path, err)
 		return
@@ -218,7 +220,7 @@ func printRecordSummary(w io.Writer, path string, writeErr error) {
 	cli.Linef(w, "hwpprobe", "recorded %s", path)
 	summary.WriteHeader(w, rec.Meta, rec.End, rec.Problem)
 	for _, run := range rec.Runs {
-		summary.Summarize(rec, run).WriteText(w)
+		c.Summary(rec, run).WriteText(w)
 	}
 }
 

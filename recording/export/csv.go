@@ -37,8 +37,9 @@ func WriteCSV(w io.Writer, rec *recording.Recording) error {
 // reading the file twice batch by batch (recording.ScanFile: the columns,
 // then the rows) so that memory does not grow with the recording. Rows
 // come in file order, which is run order in the files hwpprobe writes. A
-// path that is not a regular file (a pipe) is read whole, once. It returns
-// the recording read (without samples), whose Issue says what was lost.
+// path that is not a regular file (a pipe) is read once, its bytes kept as
+// stored for the second scan. It returns the recording read (without
+// samples), whose Issue says what was lost.
 func WriteCSVFile(w io.Writer, path string) (*recording.Recording, error) {
 	return scanTwice(path, func(l *layout) rowSink { return newCSV(w, l) })
 }

@@ -38,8 +38,8 @@ func WriteParquet(w io.Writer, rec *recording.Recording) error {
 // WriteParquetFile writes the Parquet table of the recording at path, as
 // WriteParquet would, reading the file twice batch by batch as
 // WriteCSVFile does, so that memory does not grow with the recording. A
-// path that is not a regular file (a pipe) is read whole, once. It
-// returns the recording read (without samples), whose Issue says what was
+// path that is not a regular file (a pipe) is read once, its bytes kept
+// as stored for the second scan. It returns the recording read (without samples), whose Issue says what was
 // lost.
 func WriteParquetFile(w io.Writer, path string) (*recording.Recording, error) {
 	return scanTwice(path, func(l *layout) rowSink { return newParquet(w, l) })

@@ -42,7 +42,7 @@ func TestParquetDuckDB(t *testing.T) {
 				defer func(n int64) { parquetRowGroupRows = n }(parquetRowGroupRows)
 				parquetRowGroupRows = 97
 				rec = synthFile(t, dir, 8, 3)
-			case "pipe": // read whole, as from a pipe
+			case "pipe": // read whole into memory (WriteParquet)
 				rec = filepath.Join("..", "testdata", "v1", "synthetic-2runs.rec")
 			}
 			want := exportCSV(t, rec)

@@ -1,6 +1,9 @@
 package export
 
 import (
+	"bytes"
+	"fmt"
+	"io"
 	"os"
 
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -20,24 +23,40 @@ type rowSink interface {
 // scanTwice exports the recording at path through the sink open returns
 // for its layout: it reads the file twice batch by batch
 // (recording.ScanFile: the columns, then the rows), so that memory does
-// not grow with the recording. A path that is not a regular file (a pipe)
-// is read whole, once, and written by writeWhole. It returns the recording read
+// not grow with the recording's samples. A path that is not a regular
+// file (a pipe) is read once: the first scan keeps the bytes it read, as
+// stored, and the second scans them. It returns the recording read
 // (without samples), whose Issue says what was lost.
 func scanTwice(path string, open func(*layout) rowSink) (*recording.Recording, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
+	first := func(parts recording.Parts, batch func(recording.Record) error) (*recording.Recording, error) {
+		return recording.ScanFileParts(path, parts, batch)
+	}
+	second := first
 	if !st.Mode().IsRegular() {
-		rec, err := recording.ReadFile(path)
+		f, err := os.Open(path)
 		if err != nil {
 			return nil, err
 		}
-		return rec, writeWhole(rec, open)
+		defer f.Close()
+		var stored bytes.Buffer
+		first = func(parts recording.Parts, batch func(recording.Record) error) (*recording.Recording, error) {
+			rec, err := recording.ScanParts(io.TeeReader(f, &stored), parts, batch)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", path, err)
+			}
+			return rec, nil
+		}
+		second = func(parts recording.Parts, batch func(recording.Record) error) (*recording.Recording, error) {
+			return recording.ScanParts(bytes.NewReader(stored.Bytes()), parts, batch)
+		}
 	}
 	var l layout
 	// The first scan needs the registers alone: the CPU rows' as columns.
-	first, err := recording.ScanFileParts(path, recording.PartCPURegColumns|recording.PartPackages, func(r recording.Record) error {
+	rec, err := first(recording.PartCPURegColumns|recording.PartPackages, func(r recording.Record) error {
 		if b, ok := r.(recording.Samples); ok {
 			l.addBatch(b)
 		}
@@ -46,12 +65,12 @@ func scanTwice(path string, open func(*layout) rowSink) (*recording.Recording, e
 	if err != nil {
 		return nil, err
 	}
-	sink := open(l.columns(first.Runs))
+	sink := open(l.columns(rec.Runs))
 	starts := map[int]recording.RunStart{}
-	for _, run := range first.Runs {
+	for _, run := range rec.Runs {
 		starts[run.Start.Run] = run.Start
 	}
-	rec, err := recording.ScanFile(path, func(r recording.Record) error {
+	rec, err = second(recording.PartRows, func(r recording.Record) error {
 		if b, ok := r.(recording.Samples); ok {
 			sink.samples(starts[b.Run], b.CPUColumns, b.PackageColumns, b.Samples)
 		}
