@@ -40,7 +40,8 @@ func bombFile(t testing.TB, major, minor uint16, rec []byte, count int) []byte {
 // to the payload limit or to a sixteenth of it (docs/recording-format.md,
 // "Bounds on reading"): notes and snapshots, which a reader keeps; JSON
 // samples of empty rows, each a whole CPURow decoded; records of a type
-// newer than the reader (in a 3.1 file), which it skips.
+// newer than the reader (in a file of the next minor version), which it
+// skips.
 func bombs(t testing.TB) []bomb {
 	var out []bomb
 	for _, size := range []int{MaxPayload - 64, MaxPayload / 16} {
@@ -54,7 +55,7 @@ func bombs(t testing.TB) []bomb {
 }
 
 // bomb is a record that inflates or decodes to size bytes, in a file of
-// version 3.minor.
+// minor version VersionMinor+minor.
 type bomb struct {
 	name  string
 	minor uint16
@@ -74,7 +75,7 @@ func TestBombAcrossRecords(t *testing.T) {
 			counts = []int{3, 30}
 		}
 		for _, count := range counts {
-			file := bombFile(t, 3, b.minor, b.rec, count)
+			file := bombFile(t, 3, VersionMinor+b.minor, b.rec, count)
 			limit := uint64(budgetSlack + inflateRatio*len(file))
 			for _, scan := range []bool{false, true} {
 				name := fmt.Sprintf("%s of %d KiB, %d records (%d bytes), scan %v", b.name, b.size>>10, count, len(file), scan)

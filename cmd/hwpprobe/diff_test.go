@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -138,18 +139,21 @@ func TestBuiltinWorkload(t *testing.T) {
 func TestDiffSkippedRecords(t *testing.T) {
 	dir := t.TempDir()
 	exp := testexp.Seed().Bytes()
-	// After the meta record: two records of type 9 in a 3.1 file.
+	// After the meta record: two records of type 9 in a file of the next
+	// minor version.
 	at := 24 + int(binary.LittleEndian.Uint32(exp[16:]))
 	unknown := bytes.Repeat(recordFrame(9, 0, []byte(`{"run":1}`)), 2)
 	newer := append(append(bytes.Clone(exp[:at]), unknown...), exp[at:]...)
 	binary.LittleEndian.PutUint16(newer[10:], recording.VersionMinor+1)
+	cur := fmt.Sprintf("%d.%d", recording.VersionMajor, recording.VersionMinor)
+	next := fmt.Sprintf("%d.%d", recording.VersionMajor, recording.VersionMinor+1)
 	tests := []struct {
 		name string
 		file []byte
 		want string // the report's missing line; "" for none
 	}{
-		{"3.0", exp, ""},
-		{"3.1 with type 9", newer, "missing: exp.hwpr: records were skipped: 2 records of types this hwpprobe does not know (9; the file is version 3.1, this hwpprobe knows 3.0)\n"},
+		{cur, exp, ""},
+		{next + " with type 9", newer, "missing: exp.hwpr: records were skipped: 2 records of types this hwpprobe does not know (9; the file is version " + next + ", this hwpprobe knows " + cur + ")\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
