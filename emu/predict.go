@@ -46,11 +46,13 @@ type TypeMHz struct {
 // Prediction is the model's steady state under one profile.
 type Prediction struct {
 	Profile  string
-	Types    []TypeMHz // core types with busy CPUs, in the description's order
-	PkgWatts float64   // mean package power, all packages
-	PL1Watts float64   // package 0's PL1 in force at the end (0: none enforced)
-	TempC    float64   // package 0's temperature at the end (0: no thermal model)
-	WorkMHz  float64   // the work rate: sum over the busy CPUs of delivered MHz
+	Types    []TypeMHz     // core types with busy CPUs, in the description's order
+	PkgWatts float64       // mean package power, all packages
+	PL1Watts float64       // package 0's PL1 in force at the end (0: none enforced)
+	TempC    float64       // package 0's temperature at the end (0: no thermal model)
+	WorkMHz  float64       // the work rate: sum over the busy CPUs of delivered MHz
+	Settle   time.Duration // model time run before the measurement
+	Window   time.Duration // model time measured over
 }
 
 // Settling of a prediction (model time): the steady state is taken after
@@ -125,7 +127,7 @@ func predictOne(machine string, o PredictOptions, p PredictProfile) (Prediction,
 	j0 := m.allPkgJoules()
 	clk = clk.Add(predictWindow)
 	m.advance()
-	pr := Prediction{Profile: p.Name, PkgWatts: (m.allPkgJoules() - j0) / predictWindow.Seconds()}
+	pr := Prediction{Profile: p.Name, PkgWatts: (m.allPkgJoules() - j0) / predictWindow.Seconds(), Settle: settle, Window: predictWindow}
 	sum := map[string]float64{}
 	count := map[string]int{}
 	for _, n := range busy {

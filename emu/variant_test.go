@@ -202,7 +202,8 @@ func TestPredictVariants(t *testing.T) {
 	}
 	work := func(ts []TypeMHz) float64 { return 4*ts[0].MHz + 8*ts[1].MHz + 2*ts[2].MHz }
 	pred := func(name string, ts []TypeMHz, w, pl1, temp float64) Prediction {
-		return Prediction{Profile: name, Types: ts, PkgWatts: w, PL1Watts: pl1, TempC: temp, WorkMHz: work(ts)}
+		return Prediction{Profile: name, Types: ts, PkgWatts: w, PL1Watts: pl1, TempC: temp, WorkMHz: work(ts),
+			Settle: 600 * time.Second, Window: time.Minute}
 	}
 	uniform := types(2123.553, 1626.916, 899.085)
 	epp16 := types(2070.416, 1656.545, 961.916)
@@ -282,7 +283,7 @@ func TestPredictBusySubset(t *testing.T) {
 	}
 	s := math.Sqrt((15 - 0.8 - 2.0*4/14) / (4 * math.Pow(4960.0/1760, 2)))
 	want := []Prediction{{Profile: "performance", Types: []TypeMHz{{"P", 4, 4960 * s}}, PkgWatts: 15, PL1Watts: 15,
-		TempC: 72.5, WorkMHz: 4 * 4960 * s}}
+		TempC: 72.5, WorkMHz: 4 * 4960 * s, Settle: 600 * time.Second, Window: time.Minute}}
 	if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 0.01)); d != "" {
 		t.Errorf("prediction (-want +got):\n%s", d)
 	}

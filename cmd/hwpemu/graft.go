@@ -17,26 +17,28 @@ import (
 )
 
 func newGraftCmd() *cobra.Command {
-	var parent, machine, model string
+	var parent, machine, model, variant string
 	cmd := &cobra.Command{
 		Use:    graftCmdName + " CMD [ARG...]",
 		Hidden: true,
 		Args:   cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return graftAndExec(cmd.ErrOrStderr(), parent, machine, model, args)
+			return graftAndExec(cmd.ErrOrStderr(), parent, machine, []string{model, variant}, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
 	cmd.Flags().StringVar(&parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
 	cmd.Flags().StringVar(&machine, "machine", "", "name of the emulated machine")
 	cmd.Flags().StringVar(&model, "model", "", "the model's one-line summary, printed after the banner")
+	cmd.Flags().StringVar(&variant, "variant", "", "the model variant's one-line summary, printed after the model's")
 	return cmd
 }
 
 // graftAndExec is the grafter: in the server's namespaces, it binds the
-// tree (descriptor 3) over the real paths, prints the banner and executes
+// tree (descriptor 3) over the real paths, prints the banner (with the
+// model's and the variant's summaries, model[0] and model[1]) and executes
 // CMD in its own place, with only the standard streams.
-func graftAndExec(stderr io.Writer, parent, machine, model string, argv []string) error {
+func graftAndExec(stderr io.Writer, parent, machine string, model []string, argv []string) error {
 	if err := checkInside(parent, false); err != nil {
 		return err
 	}
@@ -47,8 +49,10 @@ func graftAndExec(stderr io.Writer, parent, machine, model string, argv []string
 		return err
 	}
 	fmt.Fprintf(stderr, "hwpemu: emulated %s (not real hardware)\n", machine)
-	if model != "" {
-		fmt.Fprintf(stderr, "hwpemu: model: %s\n", model)
+	for i, label := range []string{"model", "model variant"} {
+		if model[i] != "" {
+			fmt.Fprintf(stderr, "hwpemu: %s: %s\n", label, model[i])
+		}
 	}
 	if err := closeOnExec(); err != nil {
 		return err

@@ -78,7 +78,7 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 		return err
 	}
 	defer s.hostStat.Close() // read through /proc/self/fd until the end
-	return runGrafter(s.srv.MountFD(), s.machine, s.summary, ns.parent, args[1:], sigs)
+	return runGrafter(s.srv.MountFD(), s, ns.parent, args[1:], sigs)
 }
 
 // tieToRun makes the server die with `hwpemu run` (SIGKILL; a PID 1
@@ -103,6 +103,7 @@ type served struct {
 	srv      *fusefs.Server
 	machine  string
 	summary  string // the model's one-line summary (emu.Machine.Summary)
+	variant  string // the model variant's (emu.Machine.VariantSummary)
 	hostStat *os.File
 }
 
@@ -135,7 +136,7 @@ func startServer(mf machineFlags, ns nsFlags, machine string) (*served, error) {
 		hostStat.Close()
 		return nil, err
 	}
-	return &served{srv: srv, machine: m.Name(), summary: m.Summary(), hostStat: hostStat}, nil
+	return &served{srv: srv, machine: m.Name(), summary: m.Summary(), variant: m.VariantSummary(), hostStat: hostStat}, nil
 }
 
 // mountName is the mount source mountinfo shows: the machine and the
@@ -148,13 +149,14 @@ func mountName(machine string, pid int) string {
 // a pipe (descriptor 4) that closes when it executes CMD, reaps every
 // process orphaned in the namespace, and returns CMD's status. A signal
 // before CMD runs kills the grafter and hwpemu exits 128+N.
-func runGrafter(mnt *os.File, machine, summary, parent string, argv []string, sigs <-chan os.Signal) error {
+func runGrafter(mnt *os.File, s *served, parent string, argv []string, sigs <-chan os.Signal) error {
 	execR, execW, err := os.Pipe()
 	if err != nil {
 		return err
 	}
 	defer execR.Close()
-	g := exec.Command("/proc/self/exe", append([]string{graftCmdName, "--parent-mntns=" + parent, "--machine=" + machine, "--model=" + summary, "--"}, argv...)...)
+	g := exec.Command("/proc/self/exe", append([]string{graftCmdName, "--parent-mntns=" + parent, "--machine=" + s.machine,
+		"--model=" + s.summary, "--variant=" + s.variant, "--"}, argv...)...)
 	g.Stdin, g.Stdout, g.Stderr = os.Stdin, os.Stdout, os.Stderr
 	g.ExtraFiles = []*os.File{mnt, execW}
 	select {
