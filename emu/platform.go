@@ -21,6 +21,10 @@ const (
 	platformTripC     = 70.0
 	platformClearC    = 55.0
 	platformPL1Factor = 2.0 / 3
+	// platformMaxTimeScale bounds the time scale under the controller:
+	// every poll runs the model once, so a poll each millisecond is the
+	// most a read of the machine pays for.
+	platformMaxTimeScale = 1000.0
 )
 
 // platformComm is the command name the controller's writes carry in the

@@ -105,6 +105,9 @@ func (m *Machine) checkVariant() error {
 		missing = "no package power limit (no pkg_power_limit register)"
 	case m.variant == VariantPlatformPL1 && m.desc.Thermal == nil:
 		missing = "no thermal model (no thermal section) for a platform controller to watch"
+	case m.variant == VariantPlatformPL1 && m.timeScale > platformMaxTimeScale:
+		return fmt.Errorf("%w %s polls every %g s divided by the time scale: at most time scale %g, not %g",
+			ErrVariant, m.variant, platformPollS, platformMaxTimeScale, m.timeScale)
 	}
 	if missing != "" {
 		return fmt.Errorf("%w %s does not apply to %s: it has %s, and %s changes only how a package power limit is met",

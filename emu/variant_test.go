@@ -145,20 +145,24 @@ func TestVariantErrors(t *testing.T) {
 	for _, tc := range []struct {
 		machine, variant string
 		want             string // "" for no error
+		scale            float64
 	}{
-		{"mtl-165u", "", ""},
-		{"mtl-165u", "platform-pl1", ""},
-		{"spr-2s", "min-pins", ""},
-		{"zen4-amd-pstate", "none", ""},
-		{"vm-bare", "none", ""},
-		{"mtl-165u", "fast", `unknown model variant "fast" (variants: none, min-pins, epp-voltage, platform-pl1)`},
-		{"mtl-165u", "None", `unknown model variant "None" (variants: none, min-pins, epp-voltage, platform-pl1)`},
-		{"zen4-amd-pstate", "min-pins", "model variant min-pins does not apply to zen4-amd-pstate: it has no package power limit (no pkg_power_limit register), and min-pins changes only how a package power limit is met"},
-		{"zen4-amd-pstate", "platform-pl1", "model variant platform-pl1 does not apply to zen4-amd-pstate: it has no package power limit"},
-		{"vm-bare", "epp-voltage", "model variant epp-voltage does not apply to vm-bare: it has no HWP or CPPC requests"},
+		{"mtl-165u", "", "", 1},
+		{"mtl-165u", "platform-pl1", "", 1},
+		{"spr-2s", "min-pins", "", 1},
+		{"zen4-amd-pstate", "none", "", 1},
+		{"vm-bare", "none", "", 1},
+		{"mtl-165u", "fast", `unknown model variant "fast" (variants: none, min-pins, epp-voltage, platform-pl1)`, 1},
+		{"mtl-165u", "None", `unknown model variant "None" (variants: none, min-pins, epp-voltage, platform-pl1)`, 1},
+		{"zen4-amd-pstate", "min-pins", "model variant min-pins does not apply to zen4-amd-pstate: it has no package power limit (no pkg_power_limit register), and min-pins changes only how a package power limit is met", 1},
+		{"zen4-amd-pstate", "platform-pl1", "model variant platform-pl1 does not apply to zen4-amd-pstate: it has no package power limit", 1},
+		{"vm-bare", "epp-voltage", "model variant epp-voltage does not apply to vm-bare: it has no HWP or CPPC requests", 1},
+		{"mtl-165u", "platform-pl1", "", 1000},
+		{"mtl-165u", "platform-pl1", "model variant platform-pl1 polls every 1 s divided by the time scale: at most time scale 1000, not 1001", 1001},
+		{"mtl-165u", "min-pins", "", 1e6},
 	} {
-		t.Run(tc.machine+"/"+tc.variant, func(t *testing.T) {
-			m, err := Load(tc.machine, WithLoad(ConstLoad{0}), WithVariant(tc.variant))
+		t.Run(fmt.Sprintf("%s/%s/%g", tc.machine, tc.variant, tc.scale), func(t *testing.T) {
+			m, err := Load(tc.machine, WithLoad(ConstLoad{0}), WithVariant(tc.variant), WithTimeScale(tc.scale))
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
