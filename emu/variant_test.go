@@ -373,3 +373,47 @@ func TestPlatformPL1(t *testing.T) {
 		t.Errorf("energy read every 0.3 s %.0f, read at the checks %.0f: want the same", a, b)
 	}
 }
+
+// TestAMDMinFloorUnderLimit gives zen4-amd-pstate a package limit it
+// lacks (PL1 100 W; the model enforces any pkg_power_limit register) and
+// runs every CPU busy: CPUs 0-15 under performance (CPPC_REQ min =
+// nominal 150 = 4500 MHz), 16-31 under powersave with EPP 0 (min = lowest
+// nonlinear 60 = 1800 MHz), all requesting 5700 MHz. The uniform rule
+// alone would give every CPU sqrt(63 / (32 x 2.5 x (5700/4500)^2)) of 5700
+// = 3993 MHz (fixed 22 + 15 W); CPPC_REQ's minimum bounds it as
+// HWP_REQUEST's does: CPUs 0-15 hold 4500 MHz (16 x 2.5 W = 40 W), the
+// others share the remaining 23 W: 4500 x sqrt(23 / 40) = 3412.3 MHz.
+func TestAMDMinFloorUnderLimit(t *testing.T) {
+	y, err := builtin.ReadFile("machines/zen4-amd-pstate.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := ParseDescription(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.RAPL.LimitMSR = 0x610
+	d.MSRs = append(d.MSRs, MSR{Addr: 0x610, Name: "PL1 100 W (test)", Kind: "pkg_power_limit", Value: 1<<15 | 100, Source: "test"})
+	clk := newClock()
+	m, err := New(d, WithClock(clk.now), WithLoad(ConstLoad{1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := range 32 {
+		file, v := "scaling_governor", "performance"
+		if n >= 16 {
+			file = "energy_performance_preference"
+		}
+		if err := writeTree(m.Tree(), SysfsWrite{fmt.Sprintf("sys/devices/system/cpu/cpu%d/cpufreq/%s", n, file), v}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.add(time.Second)
+	// delivered takes mtl-165u's 1700 MHz TSC: put it on this machine's.
+	k := float64(m.desc.TSCMHz) / 1700
+	got := [2]float64{k * delivered(t, m, clk, 0, time.Second), k * delivered(t, m, clk, 16, time.Second)}
+	want := [2]float64{4500, 4500 * math.Sqrt(23.0/40)}
+	if d := cmp.Diff(want, got, cmpopts.EquateApprox(0, 0.01)); d != "" {
+		t.Errorf("delivered MHz cpu0 (min 4500), cpu16 (min 1800) (-want +got):\n%s", d)
+	}
+}
