@@ -144,9 +144,19 @@ func (d *cpuDemand) freq(lv float64) float64 {
 // at the pinned level: b x coef x pin^(x-1) x f.
 func (d *cpuDemand) watts(f, x float64) float64 {
 	if d.pinMHz > 0 && f < d.pinMHz {
-		return d.b * d.coef * math.Pow(d.pinMHz, x-1) * f
+		return d.b * d.coef * pow(d.pinMHz, x-1) * f
 	}
-	return d.b * d.coef * math.Pow(f, x)
+	return d.b * d.coef * pow(f, x)
+}
+
+// pow is math.Pow with the built-in machines' exponent 2 as one
+// multiplication: the budget-sharing bisection computes it for every CPU
+// some 60 times per read of a power-limited machine.
+func pow(f, x float64) float64 {
+	if x == 2 {
+		return f * f
+	}
+	return math.Pow(f, x)
 }
 
 // setEfficient sets each CPU's effMHz: with busy power coef x f^x the
