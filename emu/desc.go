@@ -78,7 +78,8 @@ type Description struct {
 	Unreadable []Unreadable `yaml:"unreadable,omitempty"`
 	// Files, when present, replace the model's sysfs and /proc files:
 	// the tree then holds exactly these files, served verbatim, plus the
-	// live ones (/dev/cpu/N devices, /proc/stat and the emulated marker).
+	// live ones (/dev/cpu/N devices, /proc/stat, the emulated marker and
+	// the model variant).
 	Files []FileEntry `yaml:"files,omitempty"`
 }
 
@@ -606,7 +607,7 @@ func subleafText(s *uint32) string {
 }
 
 // liveFiles are the paths the model serves even in a captured tree.
-var liveFiles = []string{"proc/stat", sysfs.EmulatedMarker, sysfs.EmulatedLoop}
+var liveFiles = []string{"proc/stat", sysfs.EmulatedMarker, sysfs.EmulatedLoop, VariantPath}
 
 func (d *Description) validateFiles() error {
 	kinds := map[string]bool{} // path -> is a directory

@@ -45,7 +45,7 @@ type limitState struct {
 	reasons uint64 // MSR_CORE_PERF_LIMIT_REASONS: status 15:0, log 31:16
 	therm   uint64 // IA32_PACKAGE_THERM_STATUS status and log bits (thermal.go)
 	watts   float64
-	scale   float64 // the last interval's frequency scale (1: not limited)
+	level   float64 // the last interval's sharing level (fullLevel: not limited)
 }
 
 // pl is one power limit as the model uses it.
@@ -68,7 +68,7 @@ func (m *Machine) initLimits(p int) limitState {
 	for i := range l.ewma {
 		l.ewma[i] = m.desc.Power.IdleW
 	}
-	l.scale = 1
+	l.level = fullLevel
 	return l
 }
 
@@ -95,10 +95,11 @@ type cpuDemand struct {
 	b      float64 // busy fraction
 	mhz    float64 // the frequency its request gives (deliveredMHz)
 	floor  float64 // the lowest the hardware runs it at (HWP Lowest)
-	minMHz float64 // the request's minimum, for the excursion bit
+	minMHz float64 // the request's minimum: the sharing rule's floor, the excursion threshold
 	coef   float64 // busy power = coef x f^exponent
 	a      float64 // weight of the efficient sharing rule: EPP / 255
 	effMHz float64 // the efficient rule's frequency at scale 1 (>= mhz)
+	pinMHz float64 // min-pins: the level its request pins (min = max); 0 otherwise
 }
 
 // pkgDemand is a package's load over an interval.
@@ -108,15 +109,54 @@ type pkgDemand struct {
 	exp    float64
 }
 
-// freq is the frequency CPU d runs at under scale s, never below the
-// hardware's lowest: a blend, weighted by the request's EPP (a = EPP /
-// 255), of two rules for sharing a power budget. The uniform rule (EPP
-// 0): every busy CPU gives up the same fraction of its request, s x mhz.
-// The efficient rule (EPP 255): the frequencies that cost the same
-// marginal power per MHz on every CPU, s x effMHz, capped at the request
-// (effMHz: setEfficient), so the budget goes where a MHz is cheapest.
-func (d *cpuDemand) freq(s float64) float64 {
-	return max(d.floor, (1-d.a)*s*d.mhz+d.a*min(d.mhz, s*d.effMHz))
+// fullLevel is the sharing level at which every CPU gets its request
+// (no limit holds); see cpuDemand.freq.
+const fullLevel = 2
+
+// freq is the frequency CPU d runs at when its package's budget is
+// shared at level lv in [0, fullLevel]:
+//
+//   - lv in [1, 2], above the minimum: with the scale s = lv - 1, a
+//     blend, weighted by the request's EPP (a = EPP / 255), of two rules
+//     for sharing a power budget, never below the request's minimum
+//     (nor HWP Lowest; at most the request). The uniform rule (EPP 0):
+//     every busy CPU gives up the same fraction of its request, s x mhz.
+//     The efficient rule (EPP 255): the frequencies that cost the same
+//     marginal power per MHz on every CPU, s x effMHz, capped at the
+//     request (effMHz: setEfficient), so the budget goes where a MHz is
+//     cheapest.
+//   - lv in [0, 1), below it: every CPU is at its minimum at lv = 1 and
+//     falls below it together, lv x that minimum, never below HWP
+//     Lowest: an excursion (IA32_HWP_STATUS bit 2), the only way the
+//     hardware runs a CPU below its request's minimum.
+func (d *cpuDemand) freq(lv float64) float64 {
+	lo := min(max(d.minMHz, d.floor), d.mhz)
+	if lv >= 1 {
+		s := min(lv, fullLevel) - 1
+		return max(lo, (1-d.a)*s*d.mhz+d.a*min(d.mhz, s*d.effMHz))
+	}
+	return max(d.floor, max(lv, 0)*lo)
+}
+
+// watts is CPU d's busy power at frequency f: b x coef x f^x. Under the
+// min-pins variant a CPU whose request pins a level keeps that level's
+// voltage and runs below it by gating cycles, each costing what it costs
+// at the pinned level: b x coef x pin^(x-1) x f.
+func (d *cpuDemand) watts(f, x float64) float64 {
+	if d.pinMHz > 0 && f < d.pinMHz {
+		return d.b * d.coef * pow(d.pinMHz, x-1) * f
+	}
+	return d.b * d.coef * pow(f, x)
+}
+
+// pow is math.Pow with the built-in machines' exponent 2 as one
+// multiplication: the budget-sharing bisection computes it for every CPU
+// some 60 times per read of a power-limited machine.
+func pow(f, x float64) float64 {
+	if x == 2 {
+		return f * f
+	}
+	return math.Pow(f, x)
 }
 
 // setEfficient sets each CPU's effMHz: with busy power coef x f^x the
@@ -143,24 +183,24 @@ func (p *pkgDemand) setEfficient() {
 	}
 }
 
-// coreW is the package's core power at scale s.
-func (p *pkgDemand) coreW(s float64) float64 {
+// coreW is the package's core power at sharing level lv.
+func (p *pkgDemand) coreW(lv float64) float64 {
 	w := 0.0
 	for i := range p.cpus {
 		d := &p.cpus[i]
-		w += d.b * d.coef * math.Pow(d.freq(s), p.exp)
+		w += d.watts(d.freq(lv), p.exp)
 	}
 	return w
 }
 
-// solveScale returns the largest scale in [0,1] whose core power is at
-// most budget (bisection: power rises with the scale), 0 when even the
-// floors exceed it.
-func (p *pkgDemand) solveScale(budget float64) float64 {
-	if p.coreW(1) <= budget {
-		return 1
+// solveLevel returns the highest sharing level in [0, fullLevel] whose
+// core power is at most budget (bisection: power rises with the level),
+// 0 when even the floors exceed it.
+func (p *pkgDemand) solveLevel(budget float64) float64 {
+	if p.coreW(fullLevel) <= budget {
+		return fullLevel
 	}
-	lo, hi := 0.0, 1.0
+	lo, hi := 0.0, float64(fullLevel)
 	for range 60 {
 		mid := (lo + hi) / 2
 		if p.coreW(mid) <= budget {
@@ -187,7 +227,7 @@ func (l *limitState) binding(p pl, i int) bool {
 func (m *Machine) runPackage(ps *pkgState, d *pkgDemand, dt float64) float64 {
 	l := &ps.limits
 	lim := m.limits(l)
-	full := d.fixedW + d.coreW(1)
+	full := d.fixedW + d.coreW(fullLevel)
 	w := full
 	for piece := 0; dt > 0; piece++ {
 		capW, by := math.Inf(1), -1
@@ -196,11 +236,11 @@ func (m *Machine) runPackage(ps *pkgState, d *pkgDemand, dt float64) float64 {
 				capW, by = p.watts, i
 			}
 		}
-		s := 1.0
+		lv := float64(fullLevel)
 		w = full
 		if full > capW {
-			s = d.solveScale(capW - d.fixedW)
-			w = d.fixedW + d.coreW(s)
+			lv = d.solveLevel(capW - d.fixedW)
+			w = d.fixedW + d.coreW(lv)
 		}
 		step, hit := dt, -1
 		for i, p := range lim {
@@ -211,7 +251,7 @@ func (m *Machine) runPackage(ps *pkgState, d *pkgDemand, dt float64) float64 {
 				step, hit = max(t, 0), i
 			}
 		}
-		m.applyPiece(ps, d, s, step)
+		m.applyPiece(ps, d, lv, step)
 		for i, p := range lim {
 			switch {
 			case i == hit:
@@ -222,8 +262,8 @@ func (m *Machine) runPackage(ps *pkgState, d *pkgDemand, dt float64) float64 {
 				l.ewma[i] = w
 			}
 		}
-		l.setReasons(by, s)
-		m.setThermStatus(ps, d, s, l.binding(lim[limThermal], limThermal))
+		l.setReasons(by, lv)
+		m.setThermStatus(ps, d, lv, l.binding(lim[limThermal], limThermal))
 		dt -= step
 	}
 	l.watts = w
@@ -235,13 +275,14 @@ func (m *Machine) runPackage(ps *pkgState, d *pkgDemand, dt float64) float64 {
 var reasonBits = [numLimits]uint{limPL1: reasonPL1, limPL2: reasonPL2, limThermal: reasonThermal}
 
 // setReasons sets the status bit for the limit that holds the frequency
-// down (by, with scale s < 1), clears the others, and logs.
-func (l *limitState) setReasons(by int, s float64) {
-	l.scale = s
+// down (by, with sharing level lv < fullLevel), clears the others, and
+// logs.
+func (l *limitState) setReasons(by int, lv float64) {
+	l.level = lv
 	for _, b := range reasonBits {
 		l.reasons &^= 1 << b
 	}
-	if s >= 1 || by < 0 {
+	if lv >= fullLevel || by < 0 {
 		return
 	}
 	bit := uint64(1) << reasonBits[by]
@@ -249,22 +290,23 @@ func (l *limitState) setReasons(by int, s float64) {
 }
 
 // applyPiece advances the counters of package ps's CPUs over step seconds
-// at scale s: APERF at the delivered frequency, energy at the power it
-// costs, and the excursion bit of any CPU delivered below its minimum.
-func (m *Machine) applyPiece(ps *pkgState, d *pkgDemand, s, step float64) {
+// at sharing level lv: APERF at the delivered frequency, energy at the
+// power it costs, and the excursion bit of any CPU delivered below its
+// minimum.
+func (m *Machine) applyPiece(ps *pkgState, d *pkgDemand, lv, step float64) {
 	tscHz := float64(m.desc.TSCMHz) * 1e6
 	coreW := 0.0
 	busy := 0.0
 	for i := range d.cpus {
 		cd := &d.cpus[i]
 		c := cd.c
-		f := cd.freq(s)
+		f := cd.freq(lv)
 		c.lastMHz = f
 		c.mperf += cd.b * step * tscHz
 		c.aperf += cd.b * step * f * 1e6
 		c.idle += (1 - cd.b) * step * tscHz
 		c.busySec += cd.b * step
-		w := cd.b * cd.coef * math.Pow(f, d.exp)
+		w := cd.watts(f, d.exp)
 		c.joules += w * step
 		coreW += w
 		busy += cd.b

@@ -146,6 +146,9 @@ type Machine struct {
 	energyStart float64
 	timeScale   float64       // divides tau (WithTimeScale)
 	loopInfo    func() string // the closed loop's state (WithLoopInfo); nil: open
+	variant     string        // the model variant (WithVariant, variant.go)
+
+	platformNext int64 // platform-pl1: the next poll is at this many poll periods since boot
 
 	msrs    map[msrKey]MSR    // the description's registers by address and core type
 	cpuMSRs map[cpuMSRKey]MSR // entries restricted to CPU lists, by CPU
@@ -201,8 +204,9 @@ type cpu struct {
 // pkgState holds a package's energy counters in joules and its power
 // limit state (limits.go).
 type pkgState struct {
-	joules map[string]float64
-	limits limitState
+	joules   map[string]float64
+	limits   limitState
+	platform platformState // the platform-pl1 variant's controller
 }
 
 // New builds a machine from a parsed description.
@@ -228,6 +232,7 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 	}
 	m.boot = m.now()
 	m.last = m.boot
+	m.platformNext = 1
 	n := 0
 	for p := 0; p < d.Packages; p++ {
 		coreID := 0
@@ -247,6 +252,9 @@ func New(d *Description, opts ...Option) (*Machine, error) {
 			}
 		}
 		m.pkgs = append(m.pkgs, &pkgState{joules: map[string]float64{}, limits: m.initLimits(p)})
+	}
+	if err := m.checkVariant(); err != nil {
+		return nil, err
 	}
 	for _, off := range d.Offline {
 		if off <= 0 || off >= len(m.cpus) {

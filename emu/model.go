@@ -145,8 +145,8 @@ func parseStatTicks(name string, b []byte) ([][2]uint64, error) {
 // where a package's power limit holds (limits.go); energy follows the
 // power model. Caller holds m.mu.
 func (m *Machine) advance() {
-	now := m.now()
-	dt := now.Sub(m.last).Seconds()
+	now, prev := m.now(), m.last
+	dt := now.Sub(prev).Seconds()
 	if dt <= 0 {
 		return
 	}
@@ -157,9 +157,38 @@ func (m *Machine) advance() {
 		m.busy = m.load.Busy()
 		m.loadAt = now
 	}
+	demands := make([]*pkgDemand, len(m.pkgs))
+	for i := range m.pkgs {
+		demands[i] = m.demand(i)
+	}
+	if m.variant != VariantPlatformPL1 {
+		m.runPackages(demands, dt)
+		return
+	}
+	// The platform controller polls at whole multiples of its period
+	// since boot: run up to each poll, then let it act on the
+	// temperature of that moment.
+	period := platformPollS / m.timeScale
+	t, end := prev.Sub(m.boot).Seconds(), now.Sub(m.boot).Seconds()
+	for {
+		next := float64(m.platformNext) * period
+		if next > end {
+			m.runPackages(demands, end-t)
+			return
+		}
+		m.runPackages(demands, max(next-t, 0))
+		m.platformPoll(uint64((end - next) * 1e9))
+		m.platformNext++
+		t = next
+	}
+}
+
+// runPackages advances every package over dt seconds of its demand, and
+// psys with them.
+func (m *Machine) runPackages(demands []*pkgDemand, dt float64) {
 	for i, ps := range m.pkgs {
 		before := ps.joules["pkg"]
-		m.runPackage(ps, m.demand(i), dt)
+		m.runPackage(ps, demands[i], dt)
 		m.psysJ += ps.joules["pkg"] - before
 	}
 	m.psysJ += m.desc.Power.PlatformW * dt
@@ -180,8 +209,12 @@ func (m *Machine) demand(pkg int) *pkgDemand {
 			b = math.Min(1, math.Max(0, m.busy[c.n%len(m.busy)]))
 		}
 		op := m.operatingPoint(c, b)
-		d.cpus = append(d.cpus, cpuDemand{c: c, b: b, mhz: op.mhz, floor: op.floorMHz, minMHz: op.minMHz, coef: op.coef,
-			a: float64(op.epp) / 255})
+		cd := cpuDemand{c: c, b: b, mhz: op.mhz, floor: op.floorMHz, minMHz: op.minMHz, coef: op.coef,
+			a: float64(op.epp) / 255}
+		if op.pinned && m.variant == VariantMinPins {
+			cd.pinMHz = op.mhz
+		}
+		d.cpus = append(d.cpus, cd)
 		busy += b
 	}
 	d.setEfficient()
@@ -203,6 +236,7 @@ type opPoint struct {
 	mhz      float64 // what the request gives (deliveredMHz)
 	floorMHz float64 // the lowest the hardware runs it at: HWP Lowest (AMD: CPPC lowest)
 	minMHz   float64 // the request's minimum (the excursion threshold)
+	pinned   bool    // the request's minimum equals its maximum
 	coef     float64 // busy power = coef x f^exponent (W, f in MHz)
 	epp      uint8   // the request's EPP (0 without a driver)
 }
@@ -228,32 +262,37 @@ func (m *Machine) operatingPoint(c *cpu, b float64) opPoint {
 	if ref > 0 {
 		op.coef = c.ct.ActiveW / math.Pow(ref, m.desc.Power.Exponent)
 	}
-	op.floorMHz, op.minMHz = m.requestBounds(c, mhz)
+	op.floorMHz, op.minMHz, op.pinned = m.requestBounds(c, mhz)
 	if m.desc.Driver.Name == "intel_pstate" || m.desc.Driver.Name == "amd-pstate-epp" {
 		op.epp = uint8(req >> 24) // HWP_REQUEST and CPPC_REQ: EPP in bits 31:24
+		if m.variant == VariantEPPVoltage {
+			op.coef *= eppVoltage(op.epp)
+		}
 	}
 	c.op = op
 	return c.op
 }
 
-// requestBounds returns the lowest frequency the hardware runs c at and
-// the minimum c's request asks for: HWP Lowest and HWP_REQUEST.min (AMD:
-// CPPC lowest and CPPC_REQ.min), in MHz; without a driver both are mhz.
-func (m *Machine) requestBounds(c *cpu, mhz float64) (floor, minMHz float64) {
+// requestBounds returns the lowest frequency the hardware runs c at, the
+// minimum c's request asks for, and whether the request pins one level
+// (minimum = maximum): HWP Lowest, HWP_REQUEST.min and .max (AMD: CPPC
+// lowest, CPPC_REQ.min and .max), in MHz; without a driver both
+// frequencies are mhz and nothing is pinned.
+func (m *Machine) requestBounds(c *cpu, mhz float64) (floor, minMHz float64, pinned bool) {
 	switch m.desc.Driver.Name {
 	case "intel_pstate":
 		v, _ := m.constMSR(c, msrHWPCapabilities)
 		caps := hwp.DecodeCapabilities(v)
 		r := hwp.DecodeRequest(c.regs[msrHWPRequest])
 		k := float64(c.ct.PerfKHz) / 1000
-		return float64(caps.Lowest) * k, float64(r.Min) * k
+		return float64(caps.Lowest) * k, float64(r.Min) * k, r.Min == r.Max
 	case "amd-pstate-epp":
 		cp := m.amdCaps(c)
 		r := hwp.DecodeCPPCReq(c.regs[msrCPPCReq])
 		k := float64(c.ct.NominalMHz) / float64(cp.nominal)
-		return float64(cp.lowest) * k, float64(r.Min) * k
+		return float64(cp.lowest) * k, float64(r.Min) * k, r.Min == r.Max
 	}
-	return mhz, mhz
+	return mhz, mhz, false
 }
 
 // deliveredMHz is the frequency a CPU busy the fraction b of the time
@@ -307,7 +346,10 @@ func loadOf(b float64) float64 { return min(1, max(0, b)/fullLoadBusy) }
 // whatever the load; at full load the straight line from H at EPP 0 to E
 // at EPP 255; below full load the higher the EPP the further toward E.
 // The result is rounded and clamped to [max(min, lowest), min(max,
-// highest)].
+// highest)], then to [lowest, highest], the levels the hardware has. A
+// request with min = max gets that level whatever desired, EPP and load
+// say: the SDM calls it functionally equivalent to IA32_PERF_CTL, no
+// autonomous selection.
 func hwpTarget(minReq, maxReq, desReq, eppReq uint8, lowest, efficient, highest int, b float64) int {
 	minP, maxP, des, epp := int(minReq), int(maxReq), int(desReq), int(eppReq)
 	lo := max(minP, lowest)
@@ -325,5 +367,5 @@ func hwpTarget(minReq, maxReq, desReq, eppReq uint8, lowest, efficient, highest 
 		drop := float64((highest-efficient)*epp)/255 + span*a*(1-a)*(1-u)
 		t = highest - int(math.Round(drop))
 	}
-	return min(max(t, lo), hi)
+	return min(max(t, lo, lowest), hi, highest)
 }

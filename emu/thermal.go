@@ -65,25 +65,25 @@ func (m *Machine) pkgTempC(pkg int) float64 {
 func (m *Machine) coreTempC(c *cpu) float64 { return m.pkgTempC(c.pkg) - c.ct.ThermOffsetC }
 
 // setThermStatus sets the status bits of package ps and of its CPUs for
-// one piece of an interval run at scale s: Thermal Status while the
+// one piece of an interval run at sharing level lv: Thermal Status while the
 // package is held at the activation temperature (hot), on the package and
 // every CPU (the model's TCC acts on the package); Power Limitation
 // Status on the package while any limit holds the frequency down, on a
 // CPU while it is busy below its request. Each set status sets its log.
-func (m *Machine) setThermStatus(ps *pkgState, d *pkgDemand, s float64, hot bool) {
+func (m *Machine) setThermStatus(ps *pkgState, d *pkgDemand, lv float64, hot bool) {
 	var st uint64
 	if hot {
 		st |= thermStatusBit
 	}
 	pkg := st
-	if s < 1 {
+	if lv < fullLevel {
 		pkg |= thermPowerBit
 	}
 	ps.limits.therm = ps.limits.therm&^thermStatusAll | pkg | pkg<<1
 	for i := range d.cpus {
 		cd := &d.cpus[i]
 		b := st
-		if cd.b > 0 && cd.freq(s) < cd.mhz*(1-1e-9) {
+		if cd.b > 0 && cd.freq(lv) < cd.mhz*(1-1e-9) {
 			b |= thermPowerBit
 		}
 		cd.c.therm = cd.c.therm&^thermStatusAll | b | b<<1

@@ -87,7 +87,8 @@ func (m *Machine) procStatFile() *vfs.File {
 // files verbatim and read-only (a write fails with EROFS: no kernel rule
 // is applied to a capture), and the live files the model keeps: the
 // /dev/cpu/N devices (the description's registers, counters that
-// advance, its CPUID leaves), /proc/stat and the emulated marker.
+// advance, its CPUID leaves), /proc/stat, the emulated marker and the
+// model variant.
 func (m *Machine) buildCapturedTree() *vfs.Dir {
 	root := vfs.NewDir()
 	for _, e := range m.desc.Files {
@@ -107,6 +108,7 @@ func (m *Machine) buildCapturedTree() *vfs.Dir {
 	}
 	root.Put(sysfs.EmulatedMarker, vfs.Const(m.desc.Name))
 	root.Put(LoopPath, m.loopFile())
+	root.Put(VariantPath, vfs.Const(m.variant))
 	root.Put("proc/stat", m.procStatFile())
 	for _, c := range m.cpus {
 		m.putDevices(root, c)
@@ -127,6 +129,7 @@ func (m *Machine) buildTree() *vfs.Dir {
 	}
 	online := cpus.List(m.onlineCPUs())
 	root.Put(sysfs.EmulatedMarker, vfs.Const(d.Name))
+	root.Put(VariantPath, vfs.Const(m.variant))
 	root.Put(WriteLogPath, &vfs.File{Mode: 0o444, Read: func() ([]byte, error) { return m.writeLogText(), nil }})
 	root.Put(LoopPath, m.loopFile())
 	root.Put(cpuDir+"online", vfs.Const(online.String()))

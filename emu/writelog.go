@@ -51,6 +51,7 @@ type writeLog struct {
 	seq     uint64
 	entries []MSRWrite // ring of WriteLogLen, next at seq % WriteLogLen
 	writer  vfs.Caller // the process whose sysfs write is being applied
+	ago     uint64     // how long before the present the write being applied was made, ns (platform.go)
 	mono    func() uint64
 }
 
@@ -78,7 +79,7 @@ func (m *Machine) wrmsr(c *cpu, addr uint32, v uint64) {
 		l.entries = make([]MSRWrite, WriteLogLen)
 	}
 	l.seq++
-	l.entries[l.seq%WriteLogLen] = MSRWrite{Seq: l.seq, TimeNs: l.mono(), CPU: c.n, MSR: addr,
+	l.entries[l.seq%WriteLogLen] = MSRWrite{Seq: l.seq, TimeNs: l.mono() - l.ago, CPU: c.n, MSR: addr,
 		Old: old, New: v, PID: l.writer.PID, Comm: l.writer.Comm}
 }
 

@@ -32,6 +32,8 @@ func TestBadNumbers(t *testing.T) {
 			append(anyFloat, "-1e-9", "1e10")},
 		{"hwpemu", "--energy-start", func(v string) []string { return []string{"serve", "--energy-start=" + v, lifeMachine, dir} },
 			[]string{"NaN", "-Inf", "1e300"}},
+		{"hwpemu", "--busy-cpus", func(v string) []string { return []string{"predict", "--busy-cpus=" + v, lifeMachine, "performance"} },
+			[]string{"NaN", "-1", "1.5", "1e300", "", "x", "99999999999999999999", "+Inf"}},
 		{"hwpprobe", "--interval", func(v string) []string { return []string{"watch", "-i", v} },
 			[]string{"NaN", "0", "-1s", "1ms", "9ms", "1e300s", "25h", "", "10", "+Inf"}},
 		{"hwpprobe", "--num-iterations", func(v string) []string { return []string{"watch", "-n", v} },

@@ -18,13 +18,13 @@ import (
 )
 
 func newGraftCmd() *cobra.Command {
-	var parent, machine, model, loop, group string
+	var parent, machine, model, variant, loop, group string
 	cmd := &cobra.Command{
 		Use:    graftCmdName + " CMD [ARG...]",
 		Hidden: true,
 		Args:   cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return graftAndExec(cmd.ErrOrStderr(), parent, machine, []string{model, loop}, group, args)
+			return graftAndExec(cmd.ErrOrStderr(), parent, machine, []string{model, variant, loop}, group, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
@@ -33,13 +33,15 @@ func newGraftCmd() *cobra.Command {
 	cmd.Flags().StringVar(&model, "model", "", "the model's one-line summary, printed after the banner")
 	cmd.Flags().StringVar(&loop, "loop", "", "the line about the closed or open loop, printed after the model's")
 	cmd.Flags().StringVar(&group, "cgroup", "", "the closed loop's cgroup, which CMD runs in")
+	cmd.Flags().StringVar(&variant, "variant", "", "the model variant's one-line summary, printed after the model's")
 	return cmd
 }
 
 // graftAndExec is the grafter: in the server's namespaces, it binds the
-// tree (descriptor 3) over the real paths, prints the banner, joins the
-// closed loop's cgroup group if there is one, and executes CMD in its own
-// place, with only the standard streams.
+// tree (descriptor 3) over the real paths, prints the banner (lines: the
+// model's and the variant's summaries, the loop's line), joins the closed
+// loop's cgroup group if there is one, and executes CMD in its own place,
+// with only the standard streams.
 func graftAndExec(stderr io.Writer, parent, machine string, lines []string, group string, argv []string) error {
 	if err := checkInside(parent, false); err != nil {
 		return err
@@ -50,9 +52,9 @@ func graftAndExec(stderr io.Writer, parent, machine string, lines []string, grou
 	if err != nil {
 		return err
 	}
-	banner(stderr, machine, lines[0])
-	if lines[1] != "" {
-		cli.Linef(stderr, "hwpemu", "%s", lines[1])
+	banner(stderr, machine, lines[0], lines[1])
+	if lines[2] != "" {
+		cli.Linef(stderr, "hwpemu", "%s", lines[2])
 	}
 	if group != "" {
 		g, err := cgroup.ParseGroup(group)

@@ -6,6 +6,7 @@
 //	hwpemu run MACHINE -- CMD [ARG...]   run CMD in a private mount namespace
 //	hwpemu serve MACHINE DIR             mount the tree at DIR until a signal
 //	hwpemu list                          list the built-in machines
+//	hwpemu predict MACHINE PROFILE...    the model's steady state per profile
 //
 // It is test infrastructure and a way to try hwpprobe without the
 // hardware; it says so on stderr every time. See docs/hwpemu.md.
@@ -42,8 +43,12 @@ type machineFlags struct {
 	energyStart float64   // joules already counted by every RAPL domain
 	busy        busyValue // fixed busy fractions of the CPUs; nil: follow the host
 	timeScale   float64   // divides the model's time constants
+	variant     string    // the model variant (emu.WithVariant)
 	debug       bool      // log FUSE requests
 }
+
+// variantUsage is the --variant flag's help.
+var variantUsage = "the model variant, a hypothesis about the hardware (docs/emulator.md): " + strings.Join(emu.Variants(), ", ") + " (default none)"
 
 // maxEnergyStart bounds --energy-start: far beyond any counter's wrap
 // (2^32 units of 61 µJ are 262 kJ), and small enough that a float64 of
@@ -57,30 +62,34 @@ func (f *machineFlags) register(cmd *cobra.Command) {
 		"make every emulated CPU this busy (0 to 1) instead of following the host CPUs' load (repeatable counters and energy); a comma-separated list gives CPU n the n-th fraction, repeated")
 	cli.FloatVar(cmd.Flags(), &f.timeScale, "time-scale", 1, 0.001, 1e6,
 		"divide the power limits' time windows (tau) by this, 0.001 to 1e6, so that tests see in seconds what takes minutes")
+	cmd.Flags().StringVar(&f.variant, "variant", "", variantUsage)
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request to stderr")
 }
 
 // load returns the machine named by name with opts and then the flags
 // applied (--busy overrides a load source in opts).
 func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, error) {
-	opts = append([]emu.Option{emu.WithEnergyStart(f.energyStart), emu.WithTimeScale(f.timeScale)}, opts...)
+	opts = append([]emu.Option{emu.WithEnergyStart(f.energyStart), emu.WithTimeScale(f.timeScale), emu.WithVariant(f.variant)}, opts...)
 	if f.busy != nil {
 		opts = append(opts, emu.WithLoad(emu.ConstLoad(f.busy))) // last: wins
 	}
 	m, err := emu.Load(name, opts...)
-	if errors.Is(err, emu.ErrUnknownMachine) || errors.Is(err, emu.ErrDescription) {
+	if errors.Is(err, emu.ErrUnknownMachine) || errors.Is(err, emu.ErrDescription) || errors.Is(err, emu.ErrVariant) {
 		return nil, cli.UsageError{Err: err}
 	}
 	return m, err
 }
 
 // banner is what every hwpemu command prints on stderr: the machine's
-// name, and the model's summary when there is one, escaped (a description
-// is input).
-func banner(w io.Writer, machine, summary string) {
+// name, and the model's and the model variant's summaries when there are
+// any, escaped (a description is input).
+func banner(w io.Writer, machine, summary, variant string) {
 	cli.Linef(w, "hwpemu", "emulated %s (not real hardware)", machine)
 	if summary != "" {
 		cli.Linef(w, "hwpemu", "model: %s", summary)
+	}
+	if variant != "" {
+		cli.Linef(w, "hwpemu", "model variant: %s", variant)
 	}
 }
 
@@ -104,7 +113,7 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
-	root.AddCommand(newRunCmd(), newNamespaceCmd(), newGraftCmd(), newServeCmd(), newListCmd())
+	root.AddCommand(newRunCmd(), newNamespaceCmd(), newGraftCmd(), newServeCmd(), newListCmd(), newPredictCmd())
 	return root
 }
 

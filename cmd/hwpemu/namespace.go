@@ -89,7 +89,7 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 	if s.hostStat != nil {
 		defer s.hostStat.Close() // read through /proc/self/fd until the end
 	}
-	gflags := []string{"--parent-mntns=" + ns.parent, "--machine=" + s.machine, "--model=" + s.summary, "--loop=" + s.loopBanner}
+	gflags := []string{"--parent-mntns=" + ns.parent, "--machine=" + s.machine, "--model=" + s.summary, "--variant=" + s.variant, "--loop=" + s.loopBanner}
 	if s.loop != nil {
 		gflags = append(gflags, "--cgroup="+ns.cgroup)
 		stop := make(chan struct{})
@@ -128,6 +128,7 @@ type served struct {
 	hostStat   *os.File         // the host's /proc/stat the open loop follows; nil in the closed loop
 	loop       *closedloop.Loop // nil: open loop
 	loopBanner string
+	variant    string // the model variant's one-line summary (emu.Machine.VariantSummary)
 }
 
 // startServer makes every mount private, mounts a /proc for the new PID
@@ -187,7 +188,7 @@ func startServer(mf machineFlags, ns nsFlags, machine string) (s *served, err er
 	if s.srv, err = fusefs.New(m.Tree(), fusefs.Options{Name: mountName(m.Name(), ns.runPID), Debug: mf.debug}); err != nil {
 		return nil, err
 	}
-	s.machine, s.summary = m.Name(), m.Summary()
+	s.machine, s.summary, s.variant = m.Name(), m.Summary(), m.VariantSummary()
 	return s, nil
 }
 

@@ -250,6 +250,9 @@ func (f *machineFlags) args() []string {
 	if f.busy != nil {
 		a = append(a, "--busy="+f.busy.String())
 	}
+	if f.variant != "" {
+		a = append(a, "--variant="+f.variant)
+	}
 	if f.debug {
 		a = append(a, "--debug")
 	}

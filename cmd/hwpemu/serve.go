@@ -44,7 +44,7 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 			if err != nil {
 				return err
 			}
-			banner(cmd.ErrOrStderr(), m.Name(), m.Summary())
+			banner(cmd.ErrOrStderr(), m.Name(), m.Summary(), m.VariantSummary())
 			cli.Linef(cmd.OutOrStdout(), "hwpemu", "serving emulated %s at %s until SIGINT or SIGTERM", m.Name(), dir)
 			stopped := make(chan struct{})
 			go func() { srv.Wait(); close(stopped) }()
