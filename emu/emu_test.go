@@ -656,21 +656,15 @@ func TestConcurrentAccess(t *testing.T) {
 	}
 }
 
-// tiny is a minimal valid description; line numbers below refer to it.
-const tiny = `name: tiny
-vendor: GenuineIntel
-family: 6
-model: 0xAA
-tsc_mhz: 1000
-bus_mhz: 100
-packages: 1
-cores:
-  - {type: c, count: 2, threads: 1}
-core_types:
-  c: {}
-msrs:
-  - {msr: 0x10, name: TSC, kind: tsc, source: model}
-`
+// tiny is a minimal valid description (testdata/tiny.yaml, which
+// cmd/hwpemu's tests start from too); line numbers below refer to it.
+var tiny = func() string {
+	b, err := os.ReadFile("testdata/tiny.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // Every bad description gives one line naming the line and the field.
 func TestParseDescriptionErrors(t *testing.T) {

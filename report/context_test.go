@@ -36,15 +36,7 @@ func contextResult(t *testing.T, ctx *recording.Context) *analysis.Result {
 	t.Helper()
 	e := testexp.Seed()
 	e.Context = ctx
-	rec, err := recording.Read(bytes.NewReader(e.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := analysis.Analyze([]analysis.Source{{Name: "exp.hwpr", Rec: rec}}, analysis.Options{}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return res
+	return analyzed(t, e)
 }
 
 // TestContextBlock: every format prints the recorded context, and says

@@ -17,6 +17,12 @@ func seedResult(t *testing.T) *analysis.Result {
 	t.Helper()
 	e := testexp.Seed()
 	e.Warmup = true
+	return analyzed(t, e)
+}
+
+// analyzed is experiment e written, read back and analysed.
+func analyzed(t *testing.T, e testexp.Experiment) *analysis.Result {
+	t.Helper()
 	rec, err := recording.Read(bytes.NewReader(e.Bytes()))
 	if err != nil {
 		t.Fatal(err)

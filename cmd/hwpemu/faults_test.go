@@ -42,21 +42,15 @@ func TestQuitEarly(t *testing.T) {
 	}
 }
 
-// descTiny is a small valid description; the cases below change it.
-const descTiny = `name: tiny
-vendor: GenuineIntel
-family: 6
-model: 0xAA
-tsc_mhz: 1000
-bus_mhz: 100
-packages: 1
-cores:
-  - {type: c, count: 2, threads: 1}
-core_types:
-  c: {}
-msrs:
-  - {msr: 0x10, name: TSC, kind: tsc, source: model}
-`
+// descTiny is a small valid description (emu's testdata/tiny.yaml); the
+// cases below change it.
+var descTiny = func() string {
+	b, err := os.ReadFile("../../emu/testdata/tiny.yaml")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 // TestDescriptionRefused: a description whose name carries an escape
 // sequence, whose power figure is infinite, or whose file path holds a
