@@ -14,6 +14,18 @@ import (
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 
+// recordedInputs writes the inputs the file commands read into dir: a
+// recording of `true` made by the binary (run.rec) and the seed
+// experiment (exp.hwpr).
+func recordedInputs(t *testing.T, dir string) (rec, exp string) {
+	t.Helper()
+	rec = filepath.Join(dir, "run.rec")
+	if _, stderr, code := runBin(t, "record", "--no-trace", "-o", rec, "--", "true"); code != 0 {
+		t.Fatalf("record: %d %s", code, stderr)
+	}
+	return rec, writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
+}
+
 func writeExperiment(t *testing.T, dir, name string, e testexp.Experiment) string {
 	t.Helper()
 	p := filepath.Join(dir, name)

@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
 )
 
 // TestStreamOverInput: a command whose standard output or standard error
@@ -21,11 +19,7 @@ import (
 // standard error, and nothing at all when standard error is the input.
 func TestStreamOverInput(t *testing.T) {
 	dir := t.TempDir()
-	rec := filepath.Join(dir, "run.rec")
-	if _, stderr, code := runBin(t, "record", "--no-trace", "-o", rec, "--", "true"); code != 0 {
-		t.Fatalf("record: %d %s", code, stderr)
-	}
-	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
+	rec, exp := recordedInputs(t, dir)
 	golden, prof := filepath.Join(dir, "golden.txt"), filepath.Join(dir, "p.toml")
 	if err := os.WriteFile(golden, []byte("profile  core type\n"), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
 	"github.com/hwpprobe/hwpprobe/internal/clitest"
 )
 
@@ -17,11 +15,7 @@ import (
 // line.
 func TestErrorsOneLine(t *testing.T) {
 	dir := t.TempDir()
-	rec := filepath.Join(dir, "in.rec")
-	if _, stderr, code := runBin(t, "record", "--no-trace", "-o", rec, "--", "true"); code != 0 {
-		t.Fatalf("record: %d %s", code, stderr)
-	}
-	exp := writeExperiment(t, dir, "exp.hwpr", testexp.Seed())
+	rec, exp := recordedInputs(t, dir)
 	_, stat := writeStatFiles(t, map[string]string{"a.txt": seedA, "b.txt": seedB})
 	statA, statB := stat["a.txt"], stat["b.txt"]
 	bases := map[string]clitest.Base{
