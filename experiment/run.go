@@ -22,22 +22,22 @@ var errStop = errors.New("experiment stopped")
 // runner is one experiment under way.
 type runner struct {
 	cfg      Config
-	ps       [2]*profile.Profile
+	ps       []*profile.Profile
 	sw       *profile.Switcher
 	sigs     chan os.Signal
 	w        *recording.Writer
 	setup    *recorder.Setup
 	out      *Outcome
 	prog     *progress
-	id       int          // runs started
-	times    [2][]float64 // measured seconds per side
-	baseTemp float64      // package temperature at the start; NaN unknown
+	id       int         // runs started
+	times    [][]float64 // measured seconds per side
+	baseTemp float64     // package temperature at the start; NaN unknown
 	checker  *checker
 	// refs are what each side's settings left when last applied.
-	refs [2]*reference
+	refs []*reference
 }
 
-func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording.Context, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
+func run(cfg Config, ps []*profile.Profile, m *profile.Machine, rctx *recording.Context, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
 	f, err := createOutput(cfg)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording
 	defer f.Abort()
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: cfg.Version, Kind: "diff", CommandLine: cfg.CommandLine,
 		TimeNs: time.Now().UnixNano(), IntervalNs: int64(cfg.Interval), CPUs: cfg.CPUs.String(),
-		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated(), Context: rctx}
+		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated(), Context: rctx, Explain: cfg.Explain}
 	for i, p := range ps {
 		meta.Sides = append(meta.Sides, recording.Side{Label: label(i), Settings: sideSettings(p)})
 	}
@@ -64,6 +64,7 @@ func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording
 	dev := msr.Open(cfg.Root)
 	defer dev.Close()
 	r := &runner{cfg: cfg, ps: ps, sw: sw, sigs: sigs, w: w, setup: setup, out: out, prog: prog,
+		times: make([][]float64, len(ps)), refs: make([]*reference, len(ps)),
 		checker: &checker{fs: cfg.FS, cpus: cfg.CPUs, dev: dev, driver: m.Driver}}
 	r.baseTemp = r.packageTemp()
 	err = r.schedule()
@@ -88,14 +89,14 @@ func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording
 // schedule runs the fixed schedule, or the adaptive one.
 func (r *runner) schedule() error {
 	if !r.cfg.Auto {
-		for _, s := range Schedule(r.cfg.Warmup, r.cfg.Runs, r.cfg.Order, r.cfg.Seed) {
+		for _, s := range Schedule(len(r.ps), r.cfg.Warmup, r.cfg.Runs, r.cfg.Order, r.cfg.Seed) {
 			if err := r.one(s); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	for _, s := range Schedule(r.cfg.Warmup, 0, OrderABBA, 0) {
+	for _, s := range Schedule(2, r.cfg.Warmup, 0, OrderABBA, 0) {
 		if err := r.one(s); err != nil {
 			return err
 		}

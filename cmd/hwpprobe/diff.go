@@ -43,23 +43,26 @@ type diffOptions struct {
 	precision                                               float64
 	seed                                                    uint64
 	interval                                                time.Duration
-	force, dryRun, noTrace, allowDaemons                    bool
+	force, dryRun, noTrace, allowDaemons, allowTwins        bool
+	reference                                               string
 }
 
 // liveFlags are the flags that only an experiment run takes.
 var liveFlags = []string{"runs", "max-runs", "precision", "warmup", "order", "seed", "prepare", "cooldown",
-	"output", "force", "interval", "cpus", "trace-msrs", "no-trace", "dry-run", "size", "allow-daemons"}
+	"output", "force", "interval", "cpus", "trace-msrs", "no-trace", "dry-run", "size", "allow-daemons", "allow-twins"}
 
 func newDiffCmd() *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{
-		Use:   "diff A B [-- CMD] | diff EXPERIMENT | diff A.hwpr B.hwpr",
+		Use:   "diff A B [C ...] [-- CMD] | diff EXPERIMENT | diff A.hwpr B.hwpr",
 		Short: "Is B faster than A, by how much, how sure, and what did the hardware get under each",
 		Long: `diff A B runs an experiment: CMD (or the built-in build-like job) under the
 settings of profile A and of profile B, interleaved (warm-up runs, then ABBA),
 recording every run into one experiment file; the settings are restored on
-every way out. diff FILE analyses an experiment again, diff a.hwpr b.hwpr
-compares two recordings. The report: per side and core type the HWP request
+every way out. With 3 to 8 profiles the runs go in blocks holding each side
+once (Williams Latin square order) and each side is compared with the first
+(or --reference), p-values Holm-adjusted. diff FILE analyses an experiment
+again, diff a.hwpr b.hwpr compares two recordings. The report: per side and core type the HWP request
 and EPB the registers held and the kernel wrote, delivered MHz, power, energy
 per run, temperatures, limit reasons, what differs, then the verdict with
 benchstat's statistics and the ratio B/A with a distribution-free interval.
@@ -83,7 +86,7 @@ signal N. See docs/diff.md.`,
 	cli.IntVarP(f, &o.maxRuns, "max-runs", "", 20, 2, maxRunsPerSide, "--runs auto: at most this many runs per side")
 	cli.FloatVar(f, &o.precision, "precision", analysis.DefaultPrecision, 1e-6, 0.99, "--runs auto: the ratio's relative half-width to settle for")
 	cli.IntVarP(f, &o.warmup, "warmup", "", 1, 0, maxRunsPerSide, "warm-up runs per side, not counted")
-	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba or random")
+	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba (Williams Latin square blocks) or random")
 	f.Uint64Var(&o.seed, "seed", 1, "--order random: the seed")
 	f.StringVar(&o.prepare, "prepare", "", "shell command before every run, untimed, as the invoking user")
 	f.StringVar(&o.cooldown, "cooldown", "0s", "wait before every run: a duration, or auto (package temperature within 2 C of the start, at most 5m)")
@@ -94,6 +97,8 @@ signal N. See docs/diff.md.`,
 	f.StringVar(&o.traceMSRs, "trace-msrs", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "MSRs whose kernel writes are traced")
 	f.BoolVar(&o.noTrace, "no-trace", false, "do not trace the kernel's MSR writes")
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the schedule and every setting write, change nothing")
+	f.StringVar(&o.reference, "reference", "", "with 3 or more sides: the side the others are compared with (A, B, ... or the profile as given; default the first)")
+	f.BoolVar(&o.allowTwins, "allow-twins", false, "compare sides that leave the same request registers and EPB on every CPU (register twins)")
 	f.BoolVar(&o.allowDaemons, "allow-daemons", false, "run beside power daemons that also write these settings (thermald, tuned, ...); the report's context names them")
 	cli.IntVarP(f, &o.size, "size", "", buildlike.DefaultSize, 0, maxBuildlikeSize, "work units of the built-in workload (when no CMD is given)")
 	return cmd
@@ -104,7 +109,7 @@ signal N. See docs/diff.md.`,
 const maxRunsPerSide = 10000
 
 func runDiff(cmd *cobra.Command, o *diffOptions, args []string) error {
-	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json, HTML: o.html,
+	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json, HTML: o.html, Reference: o.reference,
 		Stats: analysis.Options{Alpha: o.alpha, Confidence: o.confidence}, Info: report.Info{Version: version}}
 	if o.alpha <= 0 || o.alpha >= 1 || o.confidence <= 0 || o.confidence >= 1 {
 		return cli.Usagef("diff: --alpha and --confidence must be in (0, 1)")
@@ -187,12 +192,13 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 	if dash >= 0 {
 		sides, command = args[:dash], args[dash:]
 	}
-	if len(sides) != 2 {
-		return experiment.Config{}, cli.Usagef("diff: want two profiles A B (or recordings to analyse), got %d: %q", len(sides), sides)
+	if len(sides) < 2 || len(sides) > experiment.MaxSides {
+		return experiment.Config{}, cli.Usagef("diff: want 2 to %d profiles A B ... (or recordings to analyse), got %d: %q",
+			experiment.MaxSides, len(sides), sides)
 	}
-	cfg := experiment.Config{Root: global.root, FS: sysfs.NewFS(global.root), Sides: [2]string{sides[0], sides[1]},
+	cfg := experiment.Config{Root: global.root, FS: sysfs.NewFS(global.root), Sides: sides,
 		Command: command, Warmup: o.warmup, Order: o.order, Seed: o.seed, Prepare: o.prepare, Output: o.out,
-		Force: o.force, Interval: o.interval, DryRun: o.dryRun, AllowDaemons: o.allowDaemons, Version: version, CommandLine: os.Args,
+		Force: o.force, Interval: o.interval, DryRun: o.dryRun, AllowDaemons: o.allowDaemons, AllowTwins: o.allowTwins, Version: version, CommandLine: os.Args,
 		JournalDir: profile.JournalDir(), Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr(),
 		Progress: cmd.ErrOrStderr()}
 	if err := parseRuns(cmd, o, &cfg); err != nil {
@@ -203,6 +209,9 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 	}
 	if cmd.Flags().Changed("seed") && o.order != experiment.OrderRandom {
 		return cfg, cli.Usagef("diff: --seed orders the runs of --order random only")
+	}
+	if err := checkSideOptions(o, sides); err != nil {
+		return cfg, err
 	}
 	var err error
 	if cfg.CPUs, err = selectCPUs(global.root, o.cpuSpec); err != nil {
@@ -277,6 +286,7 @@ func runExperiment(cmd *cobra.Command, o *diffOptions, args []string, d report.D
 	if err != nil {
 		return err
 	}
+	d.Reference = sideLabel(cfg.Sides, o.reference)
 	// Every file is checked before the first setting changes: the
 	// reports read the experiment file, so none may be it.
 	files := iocheck.Set{Inputs: profileFiles(cfg.Sides[:]), Streams: diffStreams,
@@ -322,4 +332,33 @@ func experimentExit(stdout, stderr io.Writer, cfg experiment.Config, out *experi
 		return fmt.Errorf("diff: the experiment file is incomplete: %w", out.WriteErr)
 	}
 	return rerr
+}
+
+// checkSideOptions checks the options that depend on the number of
+// sides: --reference names one of 3 or more, --fail-if and --html take
+// two.
+func checkSideOptions(o *diffOptions, sides []string) error {
+	n := len(sides)
+	switch {
+	case o.reference != "" && n == 2:
+		return cli.Usagef("diff: --reference chooses among 3 or more sides; there are 2")
+	case o.reference != "" && sideLabel(sides, o.reference) == "":
+		return cli.Usagef("diff: --reference %q: not a side (A to %c, or one of the profiles as given)", o.reference, 'A'+n-1)
+	case n > 2 && len(o.failIf) > 0:
+		return cli.Usagef("diff: --fail-if compares two sides; there are %d", n)
+	case n > 2 && o.html != "":
+		return cli.Usagef("diff: --html draws experiments of two sides; there are %d (use --markdown or --json)", n)
+	}
+	return nil
+}
+
+// sideLabel is the label (A, B, ...) of the side ref names, by its label
+// or its profile as given; "" when ref is "" or names none.
+func sideLabel(sides []string, ref string) string {
+	for i, s := range sides {
+		if l := string(rune('A' + i)); ref == l || ref == s {
+			return l
+		}
+	}
+	return ""
 }

@@ -139,7 +139,7 @@ func TestDiffEmulated(t *testing.T) {
 func TestDiffGovernorSensitive(t *testing.T) {
 	dir := t.TempDir()
 	work := `if grep -q performance /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; then sleep 1; else sleep 0.1; fi`
-	out, code := emuDiff(t, "mtl-165u", dir, `"$H" diff performance powersave --runs 4 --warmup 0 -C 0 --json ab.json -o ab.hwpr -- sh -c '`+work+`'; echo "ab $?"; "$H" diff powersave powersave --runs 7 --warmup 1 --alpha 0.001 --confidence 0.999 -C 0 --json aa.json -o aa.hwpr -- sleep 0.3; echo "aa $?"`)
+	out, code := emuDiff(t, "mtl-165u", dir, `"$H" diff performance powersave --runs 4 --warmup 0 -C 0 --json ab.json -o ab.hwpr -- sh -c '`+work+`'; echo "ab $?"; "$H" diff powersave powersave --allow-twins --runs 7 --warmup 1 --alpha 0.001 --confidence 0.999 -C 0 --json aa.json -o aa.hwpr -- sleep 0.3; echo "aa $?"`)
 	if code != 0 || !strings.Contains(out, "ab 0") || !strings.Contains(out, "aa 0") {
 		t.Fatalf("status %d:\n%s", code, out)
 	}

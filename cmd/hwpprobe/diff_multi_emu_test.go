@@ -1,0 +1,123 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// diffMultiJSON is the part of schema hwpprobe-diff/2 the tests read.
+type diffMultiJSON struct {
+	Schema string `json:"schema"`
+	Sides  []struct {
+		Label string `json:"label"`
+	} `json:"sides"`
+	Runs []struct {
+		Side string `json:"side"`
+	} `json:"runs"`
+	Multi []struct {
+		Name        string `json:"name"`
+		Reference   string `json:"reference"`
+		Comparisons []struct {
+			Side string `json:"side"`
+		} `json:"comparisons"`
+	} `json:"multi"`
+}
+
+func readMultiJSON(t *testing.T, path string) diffMultiJSON {
+	t.Helper()
+	var j diffMultiJSON
+	b, err := os.ReadFile(path)
+	if err != nil || json.Unmarshal(b, &j) != nil {
+		t.Fatalf("read %s: %v\n%s", path, err, b)
+	}
+	return j
+}
+
+// TestDiffThreeSidesEmulated: three profiles under the emulated Core
+// Ultra 7 165U run in Williams blocks (A B C, B C A), are compared with
+// A (schema hwpprobe-diff/2), again offline with --reference B, and the
+// settings come back.
+func TestDiffThreeSidesEmulated(t *testing.T) {
+	dir := t.TempDir()
+	script := settingsScript + ` > before;
+"$H" diff performance powersave powersave:epp=performance --runs 2 --warmup 0 -o e.hwpr --json e.json --markdown e.md -- sleep 0.05 > out 2> err; echo "live status $?"
+` + settingsScript + ` > after; cmp before after && echo unchanged
+"$H" diff e.hwpr --reference B --json b.json > out2 2>&1; echo "offline status $?"`
+	out, _ := emuDiff(t, "mtl-165u", dir, script)
+	for _, want := range []string{"live status 0", "unchanged", "offline status 0"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("output lacks %q:\n%s", want, out)
+		}
+	}
+	j := readMultiJSON(t, filepath.Join(dir, "e.json"))
+	var order []string
+	for _, r := range j.Runs {
+		order = append(order, r.Side)
+	}
+	type summary struct {
+		Schema, Order, Ref string
+		Sides, Compared    []string
+	}
+	sum := func(j diffMultiJSON) summary {
+		s := summary{Schema: j.Schema, Order: strings.Join(order, " ")}
+		for _, x := range j.Sides {
+			s.Sides = append(s.Sides, x.Label)
+		}
+		if len(j.Multi) > 0 {
+			s.Ref = j.Multi[0].Name + " vs " + j.Multi[0].Reference
+			for _, c := range j.Multi[0].Comparisons {
+				s.Compared = append(s.Compared, c.Side)
+			}
+		}
+		return s
+	}
+	want := summary{Schema: "hwpprobe-diff/2", Order: "A B C B C A", Ref: "time vs A", Sides: []string{"A", "B", "C"}, Compared: []string{"B", "C"}}
+	if d := cmp.Diff(want, sum(j)); d != "" {
+		t.Errorf("live JSON (-want +got):\n%s", d)
+	}
+	want.Ref, want.Compared = "time vs B", []string{"A", "C"}
+	if d := cmp.Diff(want, sum(readMultiJSON(t, filepath.Join(dir, "b.json")))); d != "" {
+		t.Errorf("offline --reference B JSON (-want +got):\n%s", d)
+	}
+	text, _ := os.ReadFile(filepath.Join(dir, "out"))
+	md, _ := os.ReadFile(filepath.Join(dir, "e.md"))
+	for _, want := range []string{"verdict: ~ no significant difference in time between A and C", "ratio C/A", "Holm p="} {
+		if !strings.Contains(string(text), want) {
+			t.Errorf("text report lacks %q:\n%s", want, text)
+		}
+	}
+	if !strings.Contains(string(md), "## hwpprobe diff: A vs B vs C") || !strings.Contains(string(md), "| C |") {
+		t.Errorf("Markdown lacks the three sides:\n%s", md)
+	}
+}
+
+// TestDiffSidesBadInputEmulated: more than 8 sides, the same side twice,
+// register twins (performance and powersave with EPP 0 and min_perf_pct
+// 100 on Meteor Lake), --runs auto, --reference, --fail-if or --html
+// with three sides: one line, status 2, nothing changed, no file;
+// --allow-twins runs the twins.
+func TestDiffSidesBadInputEmulated(t *testing.T) {
+	dir := t.TempDir()
+	script := settingsScript + ` > before;
+for args in "a b c d e f g h i -- true" "performance governor=performance -- true" "performance powersave:epp=0,min_perf_pct=100 -- true" "performance powersave powersave:epp=power --runs auto -- true" "performance powersave --reference A -- true" "performance powersave powersave:epp=power --reference D -- true" "performance powersave powersave:epp=power --html x.html -- true"; do
+  "$H" diff $args -o x.hwpr 2> err; echo "status $? lines $(wc -l < err): $(cat err)"; done
+"$H" diff performance powersave powersave:epp=power --fail-if 'B slower than A by 5%' -o x.hwpr -- true 2> err; echo "status $? lines $(wc -l < err): $(cat err)"
+` + settingsScript + ` > after; cmp before after && echo unchanged; ls x.hwpr x.html 2>&1 | grep -c 'No such'
+"$H" diff performance powersave:epp=0,min_perf_pct=100 --allow-twins --runs 1 --warmup 0 -o t.hwpr -- true > /dev/null 2>&1; echo "twins status $?"`
+	out, _ := emuDiff(t, "mtl-165u", dir, script)
+	if strings.Count(out, "status 2 lines 1:") != 8 || !strings.Contains(out, "unchanged") || !strings.Contains(out, "\n2\n") || !strings.Contains(out, "twins status 0") {
+		t.Errorf("want eight one-line status-2 errors, settings unchanged, no file, twins run with --allow-twins:\n%s", out)
+	}
+	for _, want := range []string{"want 2 to 8 profiles", "sides A and B are the same profile governor=performance",
+		"register twins", "--runs auto compares two sides", "--reference chooses among 3 or more sides", `--reference "D": not a side`,
+		"--fail-if compares two sides", "--html draws experiments of two sides"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
