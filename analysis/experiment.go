@@ -148,6 +148,10 @@ type Result struct {
 	// with the reference (CompareN): the time, then the energy where
 	// every side measured it.
 	Multi []MultiFigure `json:"-"`
+	// Attributions attribute, in an experiment of hwpprobe explain, the
+	// change from A to B to the chain's steps (Explain): the time, then
+	// the energy.
+	Attributions []Attribution `json:"-"`
 	// Contexts are the run contexts the sources recorded (meta's
 	// context), in Sources' order; nil for a file written without one.
 	Contexts []*recording.Context `json:"-"`

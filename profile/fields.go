@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"slices"
+
 	"github.com/hwpprobe/hwpprobe/cpus"
 )
 
@@ -67,12 +69,7 @@ func FieldValue(v *Verification, field string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	i := -1
-	for k, name := range RequestFields {
-		if name == field {
-			i = k
-		}
-	}
+	i := slices.Index(RequestFields, field)
 	val, have := 0, false
 	for _, f := range pc {
 		if i < 0 || f[i] == nil || (have && *f[i] != val) {
@@ -88,4 +85,20 @@ func sameInt(a, b *int) bool {
 		return a == b
 	}
 	return *a == *b
+}
+
+// FieldsEqual reports whether fields a and b (of RequestFields) hold the
+// same value on every CPU of v: min = max under the performance policy.
+func FieldsEqual(v *Verification, a, b string) bool {
+	pc, ok := perCPU(v)
+	ia, ib := slices.Index(RequestFields, a), slices.Index(RequestFields, b)
+	if !ok || ia < 0 || ib < 0 {
+		return false
+	}
+	for _, f := range pc {
+		if f[ia] == nil || !sameInt(f[ia], f[ib]) {
+			return false
+		}
+	}
+	return true
 }

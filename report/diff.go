@@ -37,6 +37,11 @@ type DiffOptions struct {
 	// compared with in an experiment of more than two sides; "" the
 	// first.
 	Reference string
+	// Explain attributes the change from A to B to the chain's steps
+	// (an experiment of hwpprobe explain), with equivalence margin
+	// Precision.
+	Explain   bool
+	Precision float64
 	Info      Info
 	// Owner, when set, gets the report files (the invoking user under
 	// sudo): uid and gid.
@@ -68,6 +73,11 @@ func Diff(w io.Writer, o DiffOptions) error {
 	}
 	if err := checkMulti(res, o); err != nil {
 		return InputError{err}
+	}
+	if o.Explain {
+		if err := res.Explain(o.Precision); err != nil {
+			return InputError{err}
+		}
 	}
 	if o.Info.Emulated == "" {
 		o.Info.Emulated = res.Meta.Emulated

@@ -137,6 +137,8 @@ type jsonReport struct {
 	Contexts []jsonContext `json:"contexts"`
 	// Multi: SchemaN's N-side comparisons.
 	Multi []jsonMulti `json:"multi,omitempty"`
+	// Explain: hwpprobe explain's attributions (docs/explain.md).
+	Explain []jsonAttribution `json:"explain,omitempty"`
 }
 
 type jsonContext struct {
@@ -197,6 +199,7 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 			j.Figures = append(j.Figures, figureJSON(f))
 		}
 	}
+	j.Explain = explainJSON(res)
 	j.Drift.Tau, j.Drift.P, j.Drift.PerRun, j.Drift.N = jnum(res.Drift.Tau), jnum(res.Drift.P), jnum(res.Drift.PerRun), res.Drift.N
 	j.Contexts = []jsonContext{}
 	for i, c := range res.Contexts {

@@ -55,6 +55,7 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	} else {
 		writeFiguresMarkdown(e, res)
 	}
+	writeExplainMarkdown(e, res)
 	writeRunsMarkdown(e, res)
 	if warns := warningsBesideFootnotes(res); len(warns)+len(res.Missing) > 0 {
 		e.printf("\n### Warnings\n\n")

@@ -38,6 +38,7 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 	if len(res.Multi) > 0 {
 		writeMultiText(e, res)
 		writeMissingText(e, res)
+		writeExplainText(e, res)
 		return e.err
 	}
 	e.printf("\n%-20s %-18s %-18s %s\n", "figure", res.Sides[0].Label, res.Sides[1].Label, "vs A")
@@ -60,6 +61,7 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 	}
 	writeMissingText(e, res)
 	e.printf("\nverdict: %s\n", res.Verdict())
+	writeExplainText(e, res)
 	return e.err
 }
 

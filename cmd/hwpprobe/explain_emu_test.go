@@ -1,0 +1,118 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestExplainDryRunEmulated: on the emulated Core Ultra 7 165U,
+// performance (min = max, EPP 0) and powersave:epp=performance (min
+// lowest, EPP 16) differ in min and EPP; the chain goes through
+// performance's register twin on powersave, changes min, then EPP, and
+// adds the corner with min at performance's value and EPP 16. --dry-run
+// prints it with the registers each side leaves and changes nothing.
+func TestExplainDryRunEmulated(t *testing.T) {
+	dir := t.TempDir()
+	script := settingsScript + ` > before
+"$H" explain performance powersave:epp=performance --dry-run -o x.hwpr -- sleep 0.05 > out 2> err; echo "status $?"
+` + settingsScript + ` > after; cmp before after && echo unchanged; ls x.hwpr 2>&1 | grep -c 'No such'`
+	out, _ := emuDiff(t, "mtl-165u", dir, script)
+	if !strings.Contains(out, "status 0") || !strings.Contains(out, "unchanged") || !strings.Contains(out, "\n1\n") {
+		t.Fatalf("want status 0, settings unchanged, no file:\n%s", out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "out"))
+	var chain, regs []string
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		switch {
+		case len(f) >= 2 && len(f[0]) == 1 && f[0] >= "A" && f[0] <= "E":
+			chain = append(chain, f[0]+" "+f[1])
+		case len(f) == 11 && f[1] == "P-core":
+			regs = append(regs, f[0]+" min "+f[5]+" max "+f[6]+" epp "+f[8])
+		}
+	}
+	wantChain := []string{"A performance", "B min_perf_pct=100,governor=powersave,epp=0", "C governor=powersave,epp=0",
+		"D powersave:epp=performance", "E min_perf_pct=100,governor=powersave,epp=performance"}
+	wantRegs := []string{"governor=performance min 62 max 62 epp 0", "min_perf_pct=100,governor=powersave,epp=0 min 62 max 62 epp 0",
+		"governor=powersave,epp=0 min 5 max 62 epp 0", "governor=powersave,epp=performance min 5 max 62 epp 16",
+		"min_perf_pct=100,governor=powersave,epp=performance min 62 max 62 epp 16"}
+	if d := cmp.Diff(wantChain, chain); d != "" {
+		t.Errorf("chain (-want +got):\n%s\n%s", d, b)
+	}
+	if d := cmp.Diff(wantRegs, regs); d != "" {
+		t.Errorf("P-core registers (-want +got):\n%s\n%s", d, b)
+	}
+	if !strings.Contains(string(b), "explain: A and B differ in [min epp]") || !strings.Contains(string(b), "register twin of A") {
+		t.Errorf("the dry run does not name the fields and the twin:\n%s", b)
+	}
+}
+
+// explainJSON is the part of the JSON report that explain adds.
+type explainJSON struct {
+	Schema  string `json:"schema"`
+	Explain []struct {
+		Figure string `json:"figure"`
+		Steps  []struct {
+			From, To string
+			Fields   []string `json:"fields"`
+			Verdict  string   `json:"verdict"`
+		} `json:"steps"`
+		Interaction *struct {
+			Fields [2]string `json:"fields"`
+		} `json:"interaction"`
+	} `json:"explain"`
+}
+
+// TestExplainEmulated: explain runs the chain as one five-side experiment
+// with a sleep workload, attributes the time to the steps (twin, min,
+// EPP) with the min-EPP interaction, restores the settings, and explain
+// EXPERIMENT attributes again from the file; explain of a profile with
+// itself, or of three profiles, is one line and status 2.
+func TestExplainEmulated(t *testing.T) {
+	dir := t.TempDir()
+	script := settingsScript + ` > before
+"$H" explain performance powersave:epp=performance --runs 2 --warmup 0 -o x.hwpr --json x.json -- sleep 0.05 > out 2> err; echo "live status $?"
+` + settingsScript + ` > after; cmp before after && echo unchanged
+"$H" explain x.hwpr --precision 0.5 --json y.json > out2 2>&1; echo "offline status $?"
+for args in "performance performance -- true" "performance powersave powersave:epp=power -- true"; do
+  "$H" explain $args -o z.hwpr 2> err; echo "status $? lines $(wc -l < err): $(cat err)"; done`
+	out, _ := emuDiff(t, "mtl-165u", dir, script)
+	for _, want := range []string{"live status 0", "unchanged", "offline status 0", "A and B are the same profile governor=performance: nothing to explain",
+		"want two profiles A B"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "status 2 lines 1:") != 2 {
+		t.Errorf("want two one-line status-2 errors:\n%s", out)
+	}
+	type step struct{ From, To, Fields string }
+	summary := func(path string) (string, []step, [2]string) {
+		var j explainJSON
+		b, err := os.ReadFile(path)
+		if err != nil || json.Unmarshal(b, &j) != nil || len(j.Explain) == 0 || j.Explain[0].Interaction == nil {
+			t.Fatalf("read %s: %v\n%s", path, err, b)
+		}
+		var steps []step
+		for _, s := range j.Explain[0].Steps {
+			steps = append(steps, step{s.From, s.To, strings.Join(s.Fields, ",")})
+		}
+		return j.Schema + " " + j.Explain[0].Figure, steps, j.Explain[0].Interaction.Fields
+	}
+	for _, f := range []string{"x.json", "y.json"} {
+		head, steps, inter := summary(filepath.Join(dir, f))
+		want := []step{{"A", "B", ""}, {"B", "C", "min"}, {"C", "D", "epp"}}
+		if d := cmp.Diff(want, steps); d != "" || head != "hwpprobe-diff/2 time" || inter != [2]string{"min", "epp"} {
+			t.Errorf("%s: %s, interaction %v, steps (-want +got):\n%s", f, head, inter, d)
+		}
+	}
+	text, _ := os.ReadFile(filepath.Join(dir, "out2"))
+	if !strings.Contains(string(text), "explain time: A -> D") || !strings.Contains(string(text), "precision ±50%") {
+		t.Errorf("offline text lacks the attribution:\n%s", text)
+	}
+}
