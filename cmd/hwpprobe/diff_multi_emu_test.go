@@ -41,15 +41,16 @@ func readMultiJSON(t *testing.T, path string) diffMultiJSON {
 // TestDiffThreeSidesEmulated: three profiles under the emulated Core
 // Ultra 7 165U run in Williams blocks (A B C, B C A), are compared with
 // A (schema hwpprobe-diff/2), again offline with --reference B, and the
-// settings come back.
+// settings come back; explain refuses the file (it has no chain).
 func TestDiffThreeSidesEmulated(t *testing.T) {
 	dir := t.TempDir()
 	script := settingsScript + ` > before;
 "$H" diff performance powersave powersave:epp=performance --runs 2 --warmup 0 -o e.hwpr --json e.json --markdown e.md -- sleep 0.05 > out 2> err; echo "live status $?"
 ` + settingsScript + ` > after; cmp before after && echo unchanged
-"$H" diff e.hwpr --reference B --json b.json > out2 2>&1; echo "offline status $?"`
+"$H" diff e.hwpr --reference B --json b.json > out2 2>&1; echo "offline status $?"
+"$H" explain e.hwpr > /dev/null 2> err; echo "explain status $? lines $(wc -l < err): $(cat err)"`
 	out, _ := emuDiff(t, "mtl-165u", dir, script)
-	for _, want := range []string{"live status 0", "unchanged", "offline status 0"} {
+	for _, want := range []string{"live status 0", "unchanged", "offline status 0", "explain status 2 lines 1: hwpprobe: explain: not an experiment: e.hwpr is not an experiment of hwpprobe explain (it has no chain)"} {
 		if !strings.Contains(out, want) {
 			t.Fatalf("output lacks %q:\n%s", want, out)
 		}
