@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/msr"
@@ -180,11 +181,24 @@ func (r *runner) one(s Slot) error {
 // apply switches to the side's settings when another side's are applied,
 // or applies them again when they no longer hold what they left (a run's
 // command or --prepare changed them), and reads what they left: the
-// reference the check before the run compares with.
+// reference the check before the run compares with. A side is a profile
+// applied to the original settings: when the side applied before set
+// something this one does not (min_perf_pct=100 before plain powersave),
+// the original settings are written back first (Switcher.Revert), as
+// matrix applies each profile from them.
 func (r *runner) apply(side int) error {
 	p := r.ps[side]
 	if r.sw.Applied == p && len(r.checker.check(r.refs[side]).Unheld) == 0 {
 		return nil
+	}
+	if leftover(r.sw.Applied, p) {
+		res, err := r.sw.Revert()
+		if err == nil && len(res.Failed) > 0 {
+			err = errors.Join(res.Failed...)
+		}
+		if err != nil {
+			return fmt.Errorf("revert to the original settings before side %s: %w", label(side), err)
+		}
 	}
 	plan, err := r.sw.Apply(p)
 	if err != nil {
@@ -271,4 +285,23 @@ func (r *runner) packageTemp() float64 {
 		}
 	}
 	return t
+}
+
+// leftover reports whether applying next over prev would leave some of
+// prev's settings in place: prev sets a key (on all CPUs or a subset)
+// that next does not, or either is not a set of sysfs settings (a
+// daemon's profile, or current: the original settings).
+func leftover(prev, next *profile.Profile) bool {
+	if prev == nil || prev == next {
+		return false
+	}
+	if prev.Kind != profile.Sysfs || next.Kind != profile.Sysfs {
+		return true
+	}
+	for _, s := range prev.Settings {
+		if !slices.ContainsFunc(next.Settings, func(n profile.Setting) bool { return n.Key == s.Key && n.CPUs.String() == s.CPUs.String() }) {
+			return true
+		}
+	}
+	return false
 }

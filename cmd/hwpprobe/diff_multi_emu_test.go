@@ -122,3 +122,29 @@ for args in "a b c d e f g h i -- true" "performance governor=performance -- tru
 		}
 	}
 }
+
+// TestDiffSidesFromOriginalEmulated: each side is applied from the
+// original settings, not on top of the side before: after A
+// (powersave with min_perf_pct=100: min = max) side B (powersave alone)
+// holds powersave's own min (5 on the P-cores, 4 on the E-cores), not the
+// min_perf_pct A left behind; the explain chain's C and D likewise.
+func TestDiffSidesFromOriginalEmulated(t *testing.T) {
+	dir := t.TempDir()
+	out, code := emuDiff(t, "mtl-165u", dir, `"$H" diff powersave:min_perf_pct=100 powersave --runs 1 --warmup 0 -C 0,4 --json ab.json -o ab.hwpr -- sleep 0.05 > /dev/null 2>&1; echo "status $?"`)
+	if code != 0 || !strings.Contains(out, "status 0") {
+		t.Fatalf("status %d:\n%s", code, out)
+	}
+	j := readDiffJSON(t, filepath.Join(dir, "ab.json"))
+	got := map[string]uint64{}
+	for i, s := range j.Sides {
+		for _, ct := range s.CoreTypes {
+			if m := ct.Held["min"]; len(m) > 0 && ct.Type != "all" {
+				got[string(rune('A'+i))+" "+ct.Type] = m[0].Value
+			}
+		}
+	}
+	want := map[string]uint64{"A P": 62, "A E": 38, "B P": 5, "B E": 4}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("min held per side and core type (-want +got):\n%s", d)
+	}
+}
