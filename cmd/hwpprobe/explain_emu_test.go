@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -54,7 +55,13 @@ func TestExplainDryRunEmulated(t *testing.T) {
 
 // explainJSON is the part of the JSON report that explain adds.
 type explainJSON struct {
-	Schema  string `json:"schema"`
+	Schema string `json:"schema"`
+	Sides  []struct {
+		CoreTypes []struct {
+			Type string                              `json:"type"`
+			Held map[string][]struct{ Value uint64 } `json:"held"`
+		} `json:"core_types"`
+	} `json:"sides"`
 	Explain []struct {
 		Figure string `json:"figure"`
 		Steps  []struct {
@@ -110,6 +117,24 @@ for args in "performance performance -- true" "performance powersave powersave:e
 		if d := cmp.Diff(want, steps); d != "" || head != "hwpprobe-diff/2 time" || inter != [2]string{"min", "epp"} {
 			t.Errorf("%s: %s, interaction %v, steps (-want +got):\n%s", f, head, inter, d)
 		}
+	}
+	// Every side held, during its runs, what the chain's probe read: the
+	// P-cores' min and EPP (nothing carried over from the side before).
+	var j explainJSON
+	if b, err := os.ReadFile(filepath.Join(dir, "x.json")); err != nil || json.Unmarshal(b, &j) != nil {
+		t.Fatalf("read x.json: %v", err)
+	}
+	var held []string
+	for i, side := range j.Sides {
+		for _, ct := range side.CoreTypes {
+			if ct.Type == "P" && len(ct.Held["min"]) > 0 && len(ct.Held["epp"]) > 0 {
+				held = append(held, fmt.Sprintf("%c min %d epp %d", 'A'+i, ct.Held["min"][0].Value, ct.Held["epp"][0].Value))
+			}
+		}
+	}
+	wantHeld := []string{"A min 62 epp 0", "B min 62 epp 0", "C min 5 epp 0", "D min 5 epp 16", "E min 62 epp 16"}
+	if d := cmp.Diff(wantHeld, held); d != "" {
+		t.Errorf("P-core registers held per side (-want +got):\n%s", d)
 	}
 	text, _ := os.ReadFile(filepath.Join(dir, "out2"))
 	if !strings.Contains(string(text), "explain time: A -> D") || !strings.Contains(string(text), "precision ±50%") {
