@@ -91,26 +91,35 @@ func BuildChain(c ChainConfig) (*Chain, error) {
 	if !ok {
 		return nil, fmt.Errorf("%w: the request registers cannot be read here (%s)", ErrNoChain, ends[0].Unreadable)
 	}
-	ch := &Chain{Changed: changed}
-	knobs := make([][]profile.Setting, len(changed))
-	for i, f := range changed {
-		if knobs[i], err = knobFor(f, pa, ends[0], m); err != nil {
-			return nil, err
+	ch, err := chainOnB(c, pa, pb, ends, changed, m)
+	if errors.Is(err, ErrNoChain) && pa.Kind == profile.Sysfs {
+		// B's kernel path cannot hold A's fields (powersave's min under
+		// performance): go the other way, B's fields on A's settings.
+		if back, berr := chainOnA(c, pa, pb, ends, changed, m); berr == nil {
+			return back, nil
 		}
 	}
-	// The chain: A, its twin on B's settings (all knobs), then one knob
-	// fewer at a time, then B.
+	return ch, err
+}
+
+// chainOnB is the chain A, A's register twin on B's settings, then one
+// knob fewer at a time to B, probed and checked.
+func chainOnB(c ChainConfig, pa, pb *profile.Profile, ends []*profile.Verification, changed []string, m *profile.Machine) (*Chain, error) {
+	knobs, err := knobsFor(changed, pa, ends[0], m)
+	if err != nil {
+		return nil, err
+	}
+	ch := &Chain{Changed: changed}
 	ch.add(c.A, "A", nil)
-	for k := 0; k < len(changed); k++ {
+	for k := range changed {
 		p, err := withKnobs(pb, slices.Concat(knobs[k:]...))
 		if err != nil {
 			return nil, err
 		}
 		if k == 0 {
-			if p == pa.String() {
-				continue // A is already the twin on B's settings
+			if p != pa.String() { // else A already is the twin on B's settings
+				ch.add(p, "register twin of A, on B's settings", []string{})
 			}
-			ch.add(p, "register twin of A, on B's settings", []string{})
 			continue
 		}
 		ch.add(p, "step: "+changed[k-1]+" to B's value", []string{changed[k-1]})
@@ -121,22 +130,73 @@ func BuildChain(c ChainConfig) (*Chain, error) {
 		ch.add(c.B, "B (step: "+changed[len(changed)-1]+" to B's value)", []string{changed[len(changed)-1]})
 	}
 	if len(changed) == 2 {
-		e, err := withKnobs(pb, knobs[0])
+		if err := ch.corner(pb, knobs[0], changed, "A's", "B's"); err != nil {
+			return nil, err
+		}
+	}
+	return ch, ch.probe(c, ends)
+}
+
+// chainOnA is the chain A, then B's fields one more at a time on A's
+// settings, the last B's register twin on A's settings, then B, probed
+// and checked.
+func chainOnA(c ChainConfig, pa, pb *profile.Profile, ends []*profile.Verification, changed []string, m *profile.Machine) (*Chain, error) {
+	knobs, err := knobsFor(changed, pb, ends[1], m)
+	if err != nil {
+		return nil, err
+	}
+	ch := &Chain{Changed: changed}
+	ch.add(c.A, "A", nil)
+	for k := range changed {
+		p, err := withKnobs(pa, slices.Concat(knobs[:k+1]...))
 		if err != nil {
 			return nil, err
 		}
-		ch.Sides = append(ch.Sides, e)
-		ch.Roles = append(ch.Roles, fmt.Sprintf("corner: %s at A's value, %s at B's (for the interaction)", changed[0], changed[1]))
-		n := len(ch.Explain.Chain)
-		ch.Explain.Corners = []int{ch.Explain.Chain[n-3], ch.Explain.Chain[n-2], len(ch.Sides) - 1, ch.Explain.Chain[n-1]}
+		role := "step: " + changed[k] + " to B's value"
+		if k == len(changed)-1 {
+			role += "; register twin of B, on A's settings"
+		}
+		ch.add(p, role, []string{changed[k]})
 	}
-	if len(ch.Sides) > MaxSides {
-		return nil, fmt.Errorf("%w: %d sides, more than %d", ErrNoChain, len(ch.Sides), MaxSides)
+	if ch.Sides[len(ch.Sides)-1] != pb.String() {
+		ch.add(c.B, "B (from its register twin)", []string{})
 	}
-	if err := ch.probe(c, ends); err != nil {
-		return nil, err
+	if len(changed) == 2 {
+		if err := ch.corner(pa, knobs[1], changed, "A's", "B's"); err != nil {
+			return nil, err
+		}
+		// The corners: A, the first at B's, the second at B's, both.
+		ch.Explain.Corners = []int{0, 1, ch.Explain.Corners[2], 2}
 	}
-	return ch, nil
+	return ch, ch.probe(c, ends)
+}
+
+// knobsFor are the knobs that set each changed field as the profile p
+// leaves it (v).
+func knobsFor(changed []string, p *profile.Profile, v *profile.Verification, m *profile.Machine) ([][]profile.Setting, error) {
+	knobs := make([][]profile.Setting, len(changed))
+	for i, f := range changed {
+		var err error
+		if knobs[i], err = knobFor(f, p, v, m); err != nil {
+			return nil, err
+		}
+	}
+	return knobs, nil
+}
+
+// corner adds the fourth corner of the 2x2 design: base with knob, the
+// first changed field at a's value and the second at b's; its corners
+// are the chain's last three sides around it.
+func (ch *Chain) corner(base *profile.Profile, knob []profile.Setting, changed []string, a, b string) error {
+	e, err := withKnobs(base, knob)
+	if err != nil {
+		return err
+	}
+	ch.Sides = append(ch.Sides, e)
+	ch.Roles = append(ch.Roles, fmt.Sprintf("corner: %s at %s value, %s at %s (for the interaction)", changed[0], a, changed[1], b))
+	n := len(ch.Explain.Chain)
+	ch.Explain.Corners = []int{ch.Explain.Chain[n-3], ch.Explain.Chain[n-2], len(ch.Sides) - 1, ch.Explain.Chain[n-1]}
+	return nil
 }
 
 // add appends a side to the chain, reached from the previous one by
@@ -153,6 +213,9 @@ func (ch *Chain) add(p, role string, fields []string) {
 // probe reads what the new sides leave and checks every step: it changes
 // exactly its fields.
 func (ch *Chain) probe(c ChainConfig, ends []*profile.Verification) error {
+	if len(ch.Sides) > MaxSides {
+		return fmt.Errorf("%w: %d sides, more than %d", ErrNoChain, len(ch.Sides), MaxSides)
+	}
 	mid := ch.Sides[1 : len(ch.Explain.Chain)-1]
 	extra := ch.Sides[len(ch.Explain.Chain):]
 	vs, err := Probe(c.Root, c.FS, c.JournalDir, slices.Concat(mid, extra))

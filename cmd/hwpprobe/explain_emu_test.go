@@ -16,24 +16,25 @@ import (
 // lowest, EPP 16) differ in min and EPP; the chain goes through
 // performance's register twin on powersave, changes min, then EPP, and
 // adds the corner with min at performance's value and EPP 16. --dry-run
-// prints it with the registers each side leaves and changes nothing.
+// prints it with the registers each side leaves and changes nothing. From
+// powersave to performance the chain goes the other way (performance
+// holds min = max whatever min_perf_pct says): B's fields one at a time
+// on powersave, to performance's register twin.
 func TestExplainDryRunEmulated(t *testing.T) {
 	dir := t.TempDir()
 	script := settingsScript + ` > before
 "$H" explain performance powersave:epp=performance --dry-run -o x.hwpr -- sleep 0.05 > out 2> err; echo "status $?"
+"$H" explain powersave performance --dry-run -o x.hwpr -- sleep 0.05 > back 2> err; echo "back status $?"
 ` + settingsScript + ` > after; cmp before after && echo unchanged; ls x.hwpr 2>&1 | grep -c 'No such'`
 	out, _ := emuDiff(t, "mtl-165u", dir, script)
-	if !strings.Contains(out, "status 0") || !strings.Contains(out, "unchanged") || !strings.Contains(out, "\n1\n") {
+	if !strings.Contains(out, "\nstatus 0") || !strings.Contains(out, "back status 0") || !strings.Contains(out, "unchanged") || !strings.Contains(out, "\n1\n") {
 		t.Fatalf("want status 0, settings unchanged, no file:\n%s", out)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "out"))
-	var chain, regs []string
+	chain := chainLines(b)
+	var regs []string
 	for _, l := range strings.Split(string(b), "\n") {
-		f := strings.Fields(l)
-		switch {
-		case len(f) >= 2 && len(f[0]) == 1 && f[0] >= "A" && f[0] <= "E":
-			chain = append(chain, f[0]+" "+f[1])
-		case len(f) == 11 && f[1] == "P-core":
+		if f := strings.Fields(l); len(f) == 11 && f[1] == "P-core" {
 			regs = append(regs, f[0]+" min "+f[5]+" max "+f[6]+" epp "+f[8])
 		}
 	}
@@ -48,9 +49,27 @@ func TestExplainDryRunEmulated(t *testing.T) {
 	if d := cmp.Diff(wantRegs, regs); d != "" {
 		t.Errorf("P-core registers (-want +got):\n%s\n%s", d, b)
 	}
+	// The other way, powersave's min cannot be held under performance: the
+	// chain goes on A's settings to B's register twin, then to B.
+	back, _ := os.ReadFile(filepath.Join(dir, "back"))
+	if d := cmp.Diff([]string{"A powersave", "B min_perf_pct=100,governor=powersave", "C min_perf_pct=100,governor=powersave,epp=0",
+		"D performance", "E governor=powersave,epp=0"}, chainLines(back)); d != "" {
+		t.Errorf("chain from powersave to performance (-want +got):\n%s\n%s", d, back)
+	}
 	if !strings.Contains(string(b), "explain: A and B differ in [min epp]") || !strings.Contains(string(b), "register twin of A") {
 		t.Errorf("the dry run does not name the fields and the twin:\n%s", b)
 	}
+}
+
+// chainLines are the dry run's sides: "A performance", ...
+func chainLines(b []byte) []string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && len(f[0]) == 1 && f[0] >= "A" && f[0] <= "H" {
+			out = append(out, f[0]+" "+f[1])
+		}
+	}
+	return out
 }
 
 // explainJSON is the part of the JSON report that explain adds.
