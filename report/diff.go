@@ -153,8 +153,6 @@ func checkMulti(res *analysis.Result, o DiffOptions) error {
 		return fmt.Errorf("--reference chooses among 3 or more sides; this experiment has 2")
 	case n > 2 && len(o.Thresholds) > 0:
 		return fmt.Errorf("--fail-if compares two sides; this experiment has %d", n)
-	case n > 2 && o.HTML != "":
-		return fmt.Errorf("--html draws experiments of two sides; this one has %d (use --markdown or --json)", n)
 	case o.Reference == "":
 		return nil
 	}

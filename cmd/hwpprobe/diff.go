@@ -388,8 +388,7 @@ func experimentExit(name string, stdout, stderr io.Writer, cfg experiment.Config
 }
 
 // checkSideOptions checks the options that depend on the number of
-// sides: --reference names one of 3 or more, --fail-if and --html take
-// two.
+// sides: --reference names one of 3 or more, --fail-if takes two.
 func checkSideOptions(o *diffOptions, sides []string) error {
 	n := len(sides)
 	switch {
@@ -399,8 +398,6 @@ func checkSideOptions(o *diffOptions, sides []string) error {
 		return cli.Usagef("diff: --reference %q: not a side (A to %c, or one of the profiles as given)", o.reference, 'A'+n-1)
 	case n > 2 && len(o.failIf) > 0:
 		return cli.Usagef("diff: --fail-if compares two sides; there are %d", n)
-	case n > 2 && o.html != "":
-		return cli.Usagef("diff: --html draws experiments of two sides; there are %d (use --markdown or --json)", n)
 	}
 	return nil
 }
