@@ -89,7 +89,10 @@ type Outcome struct {
 
 // Run runs the experiment. Errors wrapping ErrConfig, profile.ErrSyntax,
 // profile.ErrRefused, profile.ErrNoCPUFreq, profile.ErrJournalExists,
-// profile.ErrDaemon or profile.ErrNotRoot come before any change.
+// profile.ErrDaemon or profile.ErrNotRoot leave the settings as they were:
+// they come before any change, except the refusal of register twins,
+// which comes after each side was applied once and every setting
+// restored (Probe).
 func Run(cfg Config) (*Outcome, error) {
 	profiles, m, err := check(cfg)
 	if err != nil {
