@@ -17,7 +17,7 @@ import (
 // Errors of Analyze.
 var (
 	// ErrNotExperiment: one file was given and it is not a diff
-	// experiment with two sides.
+	// experiment with two or more sides.
 	ErrNotExperiment = errors.New("not an experiment")
 	// ErrTooFewRuns: a side has no complete, successful run.
 	ErrTooFewRuns = errors.New("a side has no complete run")
@@ -131,26 +131,48 @@ type Figure struct {
 
 // Result is an experiment analysed.
 type Result struct {
-	Meta     recording.Meta `json:"-"`
-	Sources  []string       `json:"sources"`
-	Options  Options        `json:"-"`
-	Sides    [2]SideResult  `json:"sides"`
-	Runs     []RunResult    `json:"runs"`
-	Time     Figure         `json:"time"`
-	Figures  []Figure       `json:"figures"`
-	Differs  []Difference   `json:"differs"`
-	Drift    Drift          `json:"drift"`
-	Warnings []string       `json:"warnings"`
+	Meta    recording.Meta `json:"-"`
+	Sources []string       `json:"sources"`
+	Options Options        `json:"-"`
+	Sides   []SideResult   `json:"sides"`
+	Runs    []RunResult    `json:"runs"`
+	// Time, Figures and Differs compare the two sides of a two-side
+	// experiment; with more sides they are empty and Multi compares.
+	Time     Figure       `json:"time"`
+	Figures  []Figure     `json:"figures"`
+	Differs  []Difference `json:"differs"`
+	Drift    Drift        `json:"drift"`
+	Warnings []string     `json:"warnings"`
 	// Missing says what the files lack: runs cut short, a truncated file.
 	Missing []string `json:"missing,omitempty"`
+	// Reference is the index of the side the others are compared with
+	// (Multi).
+	Reference int `json:"-"`
+	// Multi compares, in an experiment of more than two sides, each side
+	// with the reference (CompareN): the time, then the energy where
+	// every side measured it.
+	Multi []MultiFigure `json:"-"`
+	// Attributions attribute, in an experiment of hwpprobe explain, the
+	// change from A to B to the chain's steps (Explain): the time, then
+	// the energy.
+	Attributions []Attribution `json:"-"`
 	// Contexts are the run contexts the sources recorded (meta's
 	// context), in Sources' order; nil for a file written without one.
 	Contexts []*recording.Context `json:"-"`
 }
 
-// Analyze analyses one experiment file (Kind "diff", two sides) or two
-// recordings, each the runs of one side. keepDisturbed counts disturbed
-// runs.
+// MultiFigure compares one figure between every side and the reference.
+type MultiFigure struct {
+	Name    string
+	Unit    string
+	Samples []Sample // the counted runs' values per side
+	Multi   MultiComparison
+}
+
+// Analyze analyses one experiment file (Kind "diff", two or more sides)
+// or two recordings, each the runs of one side. keepDisturbed counts
+// disturbed runs. With more than two sides each is compared with the
+// first (Multi; CompareSides chooses another reference).
 func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
 	if err := o.Check(); err != nil {
 		return nil, err
@@ -166,17 +188,72 @@ func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
 			return nil, err
 		}
 	}
-	var err error
-	if res.Time, err = res.figure("time", "s", func(r RunResult) float64 { return r.Seconds }); err != nil {
-		return nil, err
+	if len(res.Sides) > 2 {
+		if err := res.CompareSides(0); err != nil {
+			return nil, err
+		}
+	} else {
+		var err error
+		if res.Time, err = res.figure("time", "s", func(r RunResult) float64 { return r.Seconds }); err != nil {
+			return nil, err
+		}
+		res.compareFigures()
 	}
-	res.compareFigures()
 	for i := range res.Sides {
 		res.Sides[i] = res.side(res.Sides[i])
 	}
 	res.warn()
-	res.Differs = differences(res)
+	if len(res.Sides) == 2 {
+		res.Differs = differences(res)
+	}
 	return res, nil
+}
+
+// Seconds and Joules are a run's time and package energy, the figures
+// CompareSides compares.
+func Seconds(r RunResult) float64 { return r.Seconds }
+
+// Joules is a run's package energy (NaN when not measured).
+func Joules(r RunResult) float64 { return r.Joules }
+
+// Samples are the counted runs' values of every side, labelled.
+func (res *Result) Samples(f func(RunResult) float64) []Sample {
+	out := make([]Sample, len(res.Sides))
+	for i, s := range res.Sides {
+		out[i] = Sample{Label: s.Label, Values: res.values(s.Label, f)}
+	}
+	return out
+}
+
+// SideIndex returns the index of the side labelled label, or -1.
+func (res *Result) SideIndex(label string) int {
+	return slices.IndexFunc(res.Sides, func(s SideResult) bool { return s.Label == label })
+}
+
+// CompareSides compares every side with side ref (CompareN) and sets
+// Multi: the time, then the energy when every side measured it.
+func (res *Result) CompareSides(ref int) error {
+	res.Reference, res.Multi = ref, nil
+	for _, f := range []struct {
+		name, unit string
+		f          func(RunResult) float64
+	}{{"time", "s", Seconds}, {"energy", "J", Joules}} {
+		samples := res.Samples(f.f)
+		for _, s := range samples {
+			if len(s.Values) == 0 {
+				if f.name == "time" {
+					return fmt.Errorf("%w: %s has no counted run", ErrTooFewRuns, s.Label)
+				}
+				return nil
+			}
+		}
+		mc, err := CompareN(samples, ref, res.Options)
+		if err != nil {
+			return err
+		}
+		res.Multi = append(res.Multi, MultiFigure{Name: f.name, Unit: f.unit, Samples: samples, Multi: mc})
+	}
+	return nil
 }
 
 // collectRuns takes the runs of the sources and assigns their sides.
@@ -184,16 +261,16 @@ func (res *Result) collectRuns(srcs []Source) error {
 	switch len(srcs) {
 	case 1:
 		m := srcs[0].Rec.Meta
-		if m.Kind != "diff" || len(m.Sides) != 2 {
+		if m.Kind != "diff" || len(m.Sides) < 2 {
 			return fmt.Errorf("%w: %s is a %q recording with %d sides; give an experiment from hwpprobe diff, or two recordings",
 				ErrNotExperiment, srcs[0].Name, m.Kind, len(m.Sides))
 		}
-		for i, s := range m.Sides {
-			res.Sides[i] = SideResult{Label: s.Label, Settings: s.Settings}
+		for _, s := range m.Sides {
+			res.Sides = append(res.Sides, SideResult{Label: s.Label, Settings: s.Settings})
 		}
 	case 2:
 		for i, s := range srcs {
-			res.Sides[i] = SideResult{Label: string(rune('A'+i)) + " (" + s.Name + ")"}
+			res.Sides = append(res.Sides, SideResult{Label: string(rune('A'+i)) + " (" + s.Name + ")"})
 		}
 	default:
 		return fmt.Errorf("%w: %d recordings given; give one experiment or two recordings", ErrNotExperiment, len(srcs))

@@ -186,3 +186,22 @@ func (mc MultiComparison) Note() string {
 	return fmt.Sprintf("multiple comparisons: %d sides compared with %s; p-values adjusted by Holm's method (family-wise alpha %v), ratio intervals simultaneous at %.4g%% (each at %.4g%%, Bonferroni)",
 		m, mc.Labels[mc.Reference], mc.Alpha, 100*mc.Confidence, 100*mc.RatioConfidence)
 }
+
+// Verdicts says in words what each comparison shows, decided on the
+// family's adjusted p-value: what names the figure, short the sides'
+// short names (for the ratio "B/A"), less and more the words for a side
+// below and above the reference ("faster", "slower").
+func (mc MultiComparison) Verdicts(what string, short []string, less, more string) []string {
+	var out []string
+	for _, sc := range mc.Comparisons {
+		w := Wording{What: what, Ratio: short[sc.Side] + "/" + short[mc.Reference],
+			A: mc.Labels[mc.Reference], B: mc.Labels[sc.Side], Less: less, More: more}
+		if len(mc.Comparisons) > 1 {
+			w.Adjusted = fmt.Sprintf("Holm p=%.3f", sc.PHolmFloat())
+		}
+		c := sc.Test
+		c.Significant = sc.Significant
+		out = append(out, w.Verdict(c))
+	}
+	return out
+}

@@ -39,7 +39,7 @@ func AnalyzeRecording(src Source) (*RecordResult, error) {
 		label = "record"
 	}
 	res := &Result{Meta: src.Rec.Meta}
-	res.Sides[0] = SideResult{Label: label}
+	res.Sides = []SideResult{{Label: label}}
 	if err := res.collectOne(src, label); err != nil {
 		return nil, err
 	}

@@ -69,6 +69,9 @@ func (res *Result) AllFigures() []Figure {
 
 // Verdict says in words what the time comparison shows.
 func (res *Result) Verdict() string {
+	if len(res.Multi) > 0 {
+		return strings.Join(res.Multi[0].Multi.Verdicts("time", res.Labels(), "faster", "slower"), "; ")
+	}
 	return Wording{What: "time", Ratio: "B/A", A: res.Sides[0].Label, B: res.Sides[1].Label,
 		Less: "faster", More: "slower"}.Verdict(res.Time.Comparison)
 }
@@ -144,4 +147,13 @@ func (t Threshold) Crossed(res *Result) bool {
 		return r > 1+t.Percent/100
 	}
 	return r < 1-t.Percent/100
+}
+
+// Labels are the sides' labels.
+func (res *Result) Labels() []string {
+	out := make([]string, len(res.Sides))
+	for i, s := range res.Sides {
+		out[i] = s.Label
+	}
+	return out
 }

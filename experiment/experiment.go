@@ -31,8 +31,8 @@ type Config struct {
 	Root string
 	FS   sysfs.FS
 	CPUs cpus.List // sampled and traced
-	// Sides are the two profiles (package profile's syntax).
-	Sides [2]string
+	// Sides are the profiles, 2 to MaxSides (package profile's syntax).
+	Sides []string
 	// Command is the workload; Builtin describes it in the file when it
 	// is the built-in one.
 	Command []string
@@ -53,18 +53,24 @@ type Config struct {
 	Interval     time.Duration
 	MSRs         []uint32 // traced registers
 	DryRun       bool
+	// Explain, when set, is recorded in the file's meta: the experiment
+	// is hwpprobe explain's chain of sides.
+	Explain *recording.Explain
 	// AllowDaemons runs beside power daemons that also write the
 	// settings (profile.Daemons); without it Run refuses, naming one.
 	AllowDaemons bool
-	Cred         *workload.Credential
-	JournalDir   string // "": profile.JournalDir()
-	Version      string
-	CommandLine  []string
-	Dir          string // the workload's working directory
-	Stdin        io.Reader
-	Stdout       io.Writer // the workload's and prepare's streams
-	Stderr       io.Writer
-	Progress     io.Writer // one line per run, the schedule, the restore
+	// AllowTwins runs sides that are register twins (Probe: the same
+	// request registers and EPB on every CPU); without it Run refuses.
+	AllowTwins  bool
+	Cred        *workload.Credential
+	JournalDir  string // "": profile.JournalDir()
+	Version     string
+	CommandLine []string
+	Dir         string // the workload's working directory
+	Stdin       io.Reader
+	Stdout      io.Writer // the workload's and prepare's streams
+	Stderr      io.Writer
+	Progress    io.Writer // one line per run, the schedule, the restore
 }
 
 // Outcome is how an experiment ended.
@@ -83,7 +89,10 @@ type Outcome struct {
 
 // Run runs the experiment. Errors wrapping ErrConfig, profile.ErrSyntax,
 // profile.ErrRefused, profile.ErrNoCPUFreq, profile.ErrJournalExists,
-// profile.ErrDaemon or profile.ErrNotRoot come before any change.
+// profile.ErrDaemon or profile.ErrNotRoot leave the settings as they were:
+// they come before any change, except the refusal of register twins,
+// which comes after each side was applied once and every setting
+// restored (Probe).
 func Run(cfg Config) (*Outcome, error) {
 	profiles, m, err := check(cfg)
 	if err != nil {
@@ -98,6 +107,11 @@ func Run(cfg Config) (*Outcome, error) {
 	}
 	if os.Geteuid() != 0 {
 		return nil, fmt.Errorf("%w: diff writes sysfs settings; run it as root (sudo hwpprobe diff ...), or add --dry-run", profile.ErrNotRoot)
+	}
+	if !cfg.AllowTwins {
+		if err := checkTwins(cfg); err != nil {
+			return nil, err
+		}
 	}
 	sigs := make(chan os.Signal, 4)
 	defer sigquit.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)()
@@ -129,7 +143,7 @@ func planned(cfg Config) int {
 	if cfg.Auto {
 		return 2 * (cfg.Warmup + cfg.Rule.MaxRuns)
 	}
-	return len(Schedule(cfg.Warmup, cfg.Runs, cfg.Order, cfg.Seed))
+	return len(Schedule(len(cfg.Sides), cfg.Warmup, cfg.Runs, cfg.Order, cfg.Seed))
 }
 
 // fixedCooldown is the wait before each run that the ETA assumes until one
@@ -142,10 +156,14 @@ func fixedCooldown(cfg Config) time.Duration {
 }
 
 // check validates everything that can be checked before a change: the
-// options, both profiles against the machine, the command.
-func check(cfg Config) ([2]*profile.Profile, *profile.Machine, error) {
-	var ps [2]*profile.Profile
+// options, the profiles against the machine, the command.
+func check(cfg Config) ([]*profile.Profile, *profile.Machine, error) {
+	var ps []*profile.Profile
 	switch {
+	case len(cfg.Sides) < 2 || len(cfg.Sides) > MaxSides:
+		return ps, nil, fmt.Errorf("%w: %d profiles: give 2 to %d", ErrConfig, len(cfg.Sides), MaxSides)
+	case cfg.Auto && len(cfg.Sides) > 2:
+		return ps, nil, fmt.Errorf("%w: --runs auto compares two sides; give --runs N for %d", ErrConfig, len(cfg.Sides))
 	case !cfg.Auto && cfg.Runs < 1:
 		return ps, nil, fmt.Errorf("%w: --runs %d: at least 1 run per side", ErrConfig, cfg.Runs)
 	case cfg.Warmup < 0:
@@ -162,12 +180,17 @@ func check(cfg Config) ([2]*profile.Profile, *profile.Machine, error) {
 			return ps, nil, fmt.Errorf("%w: %w", ErrConfig, err)
 		}
 	}
+	seen := map[string]int{}
 	for i, s := range cfg.Sides {
 		p, err := profile.Parse(s)
 		if err != nil {
 			return ps, nil, err
 		}
-		ps[i] = p
+		if j, ok := seen[p.String()]; ok && !cfg.AllowTwins {
+			return ps, nil, fmt.Errorf("%w: sides %s and %s are the same profile %s (--allow-twins runs a side against itself)", ErrConfig, label(j), label(i), p)
+		}
+		seen[p.String()] = i
+		ps = append(ps, p)
 	}
 	m, err := profile.ReadMachine(cfg.FS)
 	if err != nil {
@@ -193,13 +216,13 @@ func check(cfg Config) ([2]*profile.Profile, *profile.Machine, error) {
 	return ps, m, nil
 }
 
-func dryRun(cfg Config, ps [2]*profile.Profile, m *profile.Machine) error {
+func dryRun(cfg Config, ps []*profile.Profile, m *profile.Machine) error {
 	w := cfg.Progress
 	if cfg.Auto {
 		fmt.Fprintf(w, "dry run: %d warm-up runs a side, then ABBA blocks until the verdict is settled, at most %d runs a side\n",
 			cfg.Warmup, cfg.Rule.MaxRuns)
 	} else {
-		fmt.Fprintf(w, "dry run: schedule %s\n", String(Schedule(cfg.Warmup, cfg.Runs, cfg.Order, cfg.Seed)))
+		fmt.Fprintf(w, "dry run: schedule %s\n", String(Schedule(len(ps), cfg.Warmup, cfg.Runs, cfg.Order, cfg.Seed)))
 	}
 	fmt.Fprintf(w, "command: %q", cfg.Command)
 	if cfg.Builtin != "" {
@@ -226,7 +249,7 @@ func dryRun(cfg Config, ps [2]*profile.Profile, m *profile.Machine) error {
 // readContext reads the run context recorded in the file's meta and,
 // unless cfg.AllowDaemons, refuses when a power daemon runs that writes
 // what a side sets (one a tuned: or ppd: side switches itself excepted).
-func readContext(cfg Config, ps [2]*profile.Profile) (*recording.Context, error) {
+func readContext(cfg Config, ps []*profile.Profile) (*recording.Context, error) {
 	c, running := runctx.Read(cfg.FS, cfg.Version)
 	if !cfg.AllowDaemons {
 		for _, p := range ps {

@@ -71,3 +71,35 @@ func write(t *testing.T, root, rel, text string) {
 		t.Fatal(err)
 	}
 }
+
+// TestLeftover: a side is applied over the one before only when it sets
+// everything that one set; otherwise the original settings come back
+// first.
+func TestLeftover(t *testing.T) {
+	parse := func(s string) *profile.Profile {
+		p, err := profile.Parse(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	perf, pse, minpct := parse("performance"), parse("powersave:epp=performance"), parse("powersave:epp=0,min_perf_pct=100")
+	tests := []struct {
+		name       string
+		prev, next *profile.Profile
+		want       bool
+	}{
+		{"first side", nil, perf, false},
+		{"same side", pse, pse, false},
+		{"superset", perf, pse, false},
+		{"epp left", pse, perf, true},
+		{"min_perf_pct left", minpct, pse, true},
+		{"subset left", parse("powersave:epp=power@0-3"), parse("powersave:epp=power"), true},
+		{"to current", perf, parse("current"), true},
+	}
+	for _, tc := range tests {
+		if got := leftover(tc.prev, tc.next); got != tc.want {
+			t.Errorf("%s: leftover = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

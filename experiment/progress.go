@@ -41,10 +41,10 @@ type progress struct {
 	id      int
 	slot    Slot
 	phase   string
-	begun   time.Time    // the slot began (before its settings)
-	started time.Time    // its command started; zero before
-	runs    [2][]float64 // seconds of every ended run, per side
-	before  []float64    // seconds from each slot's start to its run's
+	begun   time.Time           // the slot began (before its settings)
+	started time.Time           // its command started; zero before
+	runs    [MaxSides][]float64 // seconds of every ended run, per side
+	before  []float64           // seconds from each slot's start to its run's
 
 	drawn  bool // the live line is on the screen
 	bol    bool // the other output ended a line (or there was none)
@@ -322,7 +322,7 @@ func (p *progress) kind() string {
 // one: settings, prepare, cool-down; until one is measured, the fixed
 // cool-down). ok is false before a run has ended.
 func (p *progress) eta() (time.Duration, bool) {
-	runs := slices.Concat(p.runs[0], p.runs[1])
+	runs := slices.Concat(p.runs[:]...)
 	if len(runs) == 0 {
 		return 0, false
 	}

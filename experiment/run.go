@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/msr"
@@ -22,22 +23,22 @@ var errStop = errors.New("experiment stopped")
 // runner is one experiment under way.
 type runner struct {
 	cfg      Config
-	ps       [2]*profile.Profile
+	ps       []*profile.Profile
 	sw       *profile.Switcher
 	sigs     chan os.Signal
 	w        *recording.Writer
 	setup    *recorder.Setup
 	out      *Outcome
 	prog     *progress
-	id       int          // runs started
-	times    [2][]float64 // measured seconds per side
-	baseTemp float64      // package temperature at the start; NaN unknown
+	id       int         // runs started
+	times    [][]float64 // measured seconds per side
+	baseTemp float64     // package temperature at the start; NaN unknown
 	checker  *checker
 	// refs are what each side's settings left when last applied.
-	refs [2]*reference
+	refs []*reference
 }
 
-func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording.Context, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
+func run(cfg Config, ps []*profile.Profile, m *profile.Machine, rctx *recording.Context, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
 	f, err := createOutput(cfg)
 	if err != nil {
 		return err
@@ -45,7 +46,7 @@ func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording
 	defer f.Abort()
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: cfg.Version, Kind: "diff", CommandLine: cfg.CommandLine,
 		TimeNs: time.Now().UnixNano(), IntervalNs: int64(cfg.Interval), CPUs: cfg.CPUs.String(),
-		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated(), Context: rctx}
+		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated(), Context: rctx, Explain: cfg.Explain}
 	for i, p := range ps {
 		meta.Sides = append(meta.Sides, recording.Side{Label: label(i), Settings: sideSettings(p)})
 	}
@@ -64,6 +65,7 @@ func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording
 	dev := msr.Open(cfg.Root)
 	defer dev.Close()
 	r := &runner{cfg: cfg, ps: ps, sw: sw, sigs: sigs, w: w, setup: setup, out: out, prog: prog,
+		times: make([][]float64, len(ps)), refs: make([]*reference, len(ps)),
 		checker: &checker{fs: cfg.FS, cpus: cfg.CPUs, dev: dev, driver: m.Driver}}
 	r.baseTemp = r.packageTemp()
 	err = r.schedule()
@@ -88,14 +90,14 @@ func run(cfg Config, ps [2]*profile.Profile, m *profile.Machine, rctx *recording
 // schedule runs the fixed schedule, or the adaptive one.
 func (r *runner) schedule() error {
 	if !r.cfg.Auto {
-		for _, s := range Schedule(r.cfg.Warmup, r.cfg.Runs, r.cfg.Order, r.cfg.Seed) {
+		for _, s := range Schedule(len(r.ps), r.cfg.Warmup, r.cfg.Runs, r.cfg.Order, r.cfg.Seed) {
 			if err := r.one(s); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	for _, s := range Schedule(r.cfg.Warmup, 0, OrderABBA, 0) {
+	for _, s := range Schedule(2, r.cfg.Warmup, 0, OrderABBA, 0) {
 		if err := r.one(s); err != nil {
 			return err
 		}
@@ -179,11 +181,24 @@ func (r *runner) one(s Slot) error {
 // apply switches to the side's settings when another side's are applied,
 // or applies them again when they no longer hold what they left (a run's
 // command or --prepare changed them), and reads what they left: the
-// reference the check before the run compares with.
+// reference the check before the run compares with. A side is a profile
+// applied to the original settings: when the side applied before set
+// something this one does not (min_perf_pct=100 before plain powersave),
+// the original settings are written back first (Switcher.Revert), as
+// matrix applies each profile from them.
 func (r *runner) apply(side int) error {
 	p := r.ps[side]
 	if r.sw.Applied == p && len(r.checker.check(r.refs[side]).Unheld) == 0 {
 		return nil
+	}
+	if leftover(r.sw.Applied, p) {
+		res, err := r.sw.Revert()
+		if err == nil && len(res.Failed) > 0 {
+			err = errors.Join(res.Failed...)
+		}
+		if err != nil {
+			return fmt.Errorf("revert to the original settings before side %s: %w", label(side), err)
+		}
 	}
 	plan, err := r.sw.Apply(p)
 	if err != nil {
@@ -270,4 +285,23 @@ func (r *runner) packageTemp() float64 {
 		}
 	}
 	return t
+}
+
+// leftover reports whether applying next over prev would leave some of
+// prev's settings in place: prev sets a key (on all CPUs or a subset)
+// that next does not, or either is not a set of sysfs settings (a
+// daemon's profile, or current: the original settings).
+func leftover(prev, next *profile.Profile) bool {
+	if prev == nil || prev == next {
+		return false
+	}
+	if prev.Kind != profile.Sysfs || next.Kind != profile.Sysfs {
+		return true
+	}
+	for _, s := range prev.Settings {
+		if !slices.ContainsFunc(next.Settings, func(n profile.Setting) bool { return n.Key == s.Key && n.CPUs.String() == s.CPUs.String() }) {
+			return true
+		}
+	}
+	return false
 }

@@ -84,6 +84,25 @@ type Meta struct {
 	// profile, power supply, firmware, kernel command line), read when
 	// it began; nil in files written before hwpprobe recorded it.
 	Context *Context `json:"context,omitempty"`
+	// Explain is the chain of an experiment made by hwpprobe explain
+	// (docs/explain.md); nil for a plain diff.
+	Explain *Explain `json:"explain,omitempty"`
+}
+
+// Explain says which sides of an experiment form hwpprobe explain's chain
+// from its first profile to its last, each step changing one field of
+// the request register or EPB (docs/explain.md).
+type Explain struct {
+	// Chain lists the sides (indices into Meta.Sides) from A to B.
+	Chain []int `json:"chain"`
+	// Fields names, for each step Chain[k] -> Chain[k+1], the fields it
+	// changes ("min", "max", "desired", "epp", "epb"); none for a step
+	// between register twins.
+	Fields [][]string `json:"fields"`
+	// Corners are, with two changed fields, the four sides of the 2x2
+	// design: both fields at A's values, the first at B's, the second at
+	// B's, both at B's; empty otherwise.
+	Corners []int `json:"corners,omitempty"`
 }
 
 // Host identifies the machine and kernel.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/analysis/timeline"
@@ -32,7 +33,16 @@ type DiffOptions struct {
 	JSON          string // file to write, "" none
 	HTML          string // the page (package htmlreport) to write, "" none
 	Thresholds    []analysis.Threshold
-	Info          Info
+	// Reference names the side (its label: A, B, ...) the others are
+	// compared with in an experiment of more than two sides; "" the
+	// first.
+	Reference string
+	// Explain attributes the change from A to B to the chain's steps
+	// (an experiment of hwpprobe explain), with equivalence margin
+	// Precision.
+	Explain   bool
+	Precision float64
+	Info      Info
 	// Owner, when set, gets the report files (the invoking user under
 	// sudo): uid and gid.
 	Owner *[2]int
@@ -63,6 +73,14 @@ func Diff(w io.Writer, o DiffOptions) error {
 		return InputError{fmt.Errorf("%w (%v)", err, incomplete)}
 	case err != nil:
 		return InputError{err}
+	}
+	if err := checkMulti(res, o); err != nil {
+		return InputError{err}
+	}
+	if o.Explain {
+		if err := res.Explain(o.Precision); err != nil {
+			return InputError{err}
+		}
 	}
 	if o.Info.Emulated == "" {
 		o.Info.Emulated = res.Meta.Emulated
@@ -127,4 +145,23 @@ func writeDiffPage(o DiffOptions, res *analysis.Result) error {
 	}
 	in := htmlreport.Options{Info: htmlreport.Info{Version: o.Info.Version, Emulated: o.Info.Emulated}, Timeline: tl}
 	return writeFile(o.HTML, o.Paths, o.Owner, func(f io.Writer) error { return htmlreport.WriteDiff(f, res, in) })
+}
+
+// checkMulti checks the options that depend on the number of sides and
+// compares with the reference chosen.
+func checkMulti(res *analysis.Result, o DiffOptions) error {
+	n := len(res.Sides)
+	switch {
+	case n == 2 && o.Reference != "":
+		return fmt.Errorf("--reference chooses among 3 or more sides; this experiment has 2")
+	case n > 2 && len(o.Thresholds) > 0:
+		return fmt.Errorf("--fail-if compares two sides; this experiment has %d", n)
+	case o.Reference == "":
+		return nil
+	}
+	ref := res.SideIndex(o.Reference)
+	if ref < 0 {
+		return fmt.Errorf("--reference %q: no such side (sides: %s)", o.Reference, strings.Join(res.Labels(), ", "))
+	}
+	return res.CompareSides(ref)
 }

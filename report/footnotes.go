@@ -74,7 +74,7 @@ func figureNotes(res *analysis.Result) []string {
 // comparison's, which the text and Markdown reports print as footnotes
 // of the statistics table (the JSON report keeps them in warnings too).
 func warningsBesideFootnotes(res *analysis.Result) []string {
-	foot := res.Time.Comparison.Footnotes()
+	foot := append(res.Time.Comparison.Footnotes(), multiWarnings(res)...)
 	var out []string
 	for _, w := range res.Warnings {
 		if !slices.Contains(foot, w) {

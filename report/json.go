@@ -11,9 +11,15 @@ import (
 	"github.com/hwpprobe/hwpprobe/topology"
 )
 
-// Schema names the JSON report's schema; docs/diff.md describes it. A
-// change that removes or retypes a field changes the number.
+// Schema names the JSON report's schema of a two-side experiment;
+// docs/diff.md describes it. A change that removes or retypes a field
+// changes the number.
 const Schema = "hwpprobe-diff/1"
+
+// SchemaN names the JSON report's schema of an experiment of more than
+// two sides: Schema's fields, figures and differs empty, and "multi":
+// each figure compared between every side and the reference.
+const SchemaN = "hwpprobe-diff/2"
 
 // jnum is a number that is null in JSON when not finite (not measured, or
 // an interval with too few runs).
@@ -129,6 +135,10 @@ type jsonReport struct {
 	Thresholds []jsonThreshold `json:"thresholds"`
 	// Contexts: each source's run context (null when it recorded none).
 	Contexts []jsonContext `json:"contexts"`
+	// Multi: SchemaN's N-side comparisons.
+	Multi []jsonMulti `json:"multi,omitempty"`
+	// Explain: hwpprobe explain's attributions (docs/explain.md).
+	Explain []jsonAttribution `json:"explain,omitempty"`
 }
 
 type jsonContext struct {
@@ -182,9 +192,14 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 			Seconds: jnum(r.Seconds), ExitCode: r.ExitCode, Command: r.Command, Joules: jnum(r.Joules), PkgWatts: jnum(r.PkgWatts),
 			Counted: r.Counted(), Excluded: r.Excluded, Disturbances: r.Disturbances})
 	}
-	for _, f := range res.AllFigures() {
-		j.Figures = append(j.Figures, figureJSON(f))
+	if len(res.Multi) > 0 {
+		j.Schema, j.Multi, j.Figures, j.Notes = SchemaN, multiJSON(res), []jsonFigure{}, nil
+	} else {
+		for _, f := range res.AllFigures() {
+			j.Figures = append(j.Figures, figureJSON(f))
+		}
 	}
+	j.Explain = explainJSON(res)
 	j.Drift.Tau, j.Drift.P, j.Drift.PerRun, j.Drift.N = jnum(res.Drift.Tau), jnum(res.Drift.P), jnum(res.Drift.PerRun), res.Drift.N
 	j.Contexts = []jsonContext{}
 	for i, c := range res.Contexts {

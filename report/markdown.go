@@ -17,7 +17,7 @@ import (
 func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	e := &errWriter{w: w}
 	h := res.Meta.Host
-	e.printf("## hwpprobe diff: %s vs %s\n\n", res.Sides[0].Label, res.Sides[1].Label)
+	e.printf("## hwpprobe diff: %s\n\n", strings.Join(res.Labels(), " vs "))
 	if in.Emulated != "" {
 		e.printf("> **Emulated machine `%s`: every figure is emulated, not measured.**\n\n", in.Emulated)
 	}
@@ -50,7 +50,12 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 	for _, s := range res.Sides {
 		e.printf("| %s | %s | %s | %s |\n", s.Label, num(s.PkgTmp, 0), words.LimitShares(s.LimitShares), words.Excursions(s))
 	}
-	writeFiguresMarkdown(e, res)
+	if len(res.Multi) > 0 {
+		writeMultiMarkdown(e, res)
+	} else {
+		writeFiguresMarkdown(e, res)
+	}
+	writeExplainMarkdown(e, res)
 	writeRunsMarkdown(e, res)
 	if warns := warningsBesideFootnotes(res); len(warns)+len(res.Missing) > 0 {
 		e.printf("\n### Warnings\n\n")

@@ -100,7 +100,7 @@ func startBrowser(t *testing.T) *browsertest.Browser {
 }
 
 // TestPageInBrowser renders the pages of an emulated experiment, of an
-// emulated recording and of two recordings, and looks at them in headless
+// emulated recording, of two recordings and of a three-side experiment, and looks at them in headless
 // Chromium (light and dark).
 func TestPageInBrowser(t *testing.T) {
 	// The recording hit no limit: it has no lane chart.
@@ -116,6 +116,7 @@ func TestPageInBrowser(t *testing.T) {
 		{"recording", []string{recordFixture}, false, false, timelines, []string{"runs-time", "tl-mhz-1", "tl-cpumhz-0", "tl-limits-0"}},
 		{"recording-per-cpu", []string{recordFixture}, false, true, append([]string{"tl-cpumhz-0"}, timelines...), nil},
 		{"two-recordings", []string{recordFixture, recordFixture}, false, false, append([]string{"runs-time", "tl-mhz-1"}, timelines...), nil},
+		{"three-sides", []string{diff3Fixture}, false, false, []string{"runs-time", "tl-mhz-0", "tl-mhz-1", "tl-mhz-2"}, nil},
 	}
 	// The experiment cut short inside its last runs (a crash): the page
 	// of what it holds.

@@ -16,6 +16,7 @@ import (
 // The fixtures: testdata/README.md says how they were made.
 const (
 	diffFixture   = "testdata/emu-mtl-diff.hwpr"
+	diff3Fixture  = "testdata/emu-mtl-diff3.hwpr" // three sides
 	recordFixture = "testdata/emu-mtl-record.hwpr"
 )
 

@@ -44,6 +44,12 @@ func AnalyzeStat(in StatInput) (*Stat, error) {
 	if err != nil {
 		return nil, err
 	}
+	return newStat(in, mc), nil
+}
+
+// newStat is the Stat of a comparison made: the verdicts, the runs a
+// non-significant comparison would need, the warnings and notes.
+func newStat(in StatInput, mc analysis.MultiComparison) *Stat {
 	st := &Stat{In: in, Multi: mc}
 	for _, s := range in.Samples {
 		st.Warnings = append(st.Warnings, analysis.SideWarnings(s.Label, s.Values)...)
@@ -53,17 +59,10 @@ func AnalyzeStat(in StatInput) (*Stat, error) {
 	if isTime(in.Unit) {
 		less, more = "faster", "slower"
 	}
+	st.Verdicts = mc.Verdicts(in.Name, in.Short, less, more)
 	ref := in.Samples[in.Reference]
 	for _, sc := range mc.Comparisons {
 		side := in.Samples[sc.Side]
-		w := analysis.Wording{What: in.Name, Ratio: in.Short[sc.Side] + "/" + in.Short[in.Reference],
-			A: ref.Label, B: side.Label, Less: less, More: more}
-		if m > 1 {
-			w.Adjusted = fmt.Sprintf("Holm p=%.3f", sc.PHolmFloat())
-		}
-		c := sc.Test
-		c.Significant = sc.Significant
-		st.Verdicts = append(st.Verdicts, w.Verdict(c))
 		var need *analysis.RunsNeeded
 		if !sc.Significant {
 			// Holm's first step tests the smallest p at alpha/m: reaching
@@ -80,7 +79,7 @@ func AnalyzeStat(in StatInput) (*Stat, error) {
 	if n := mc.Note(); n != "" {
 		st.Notes = append(st.Notes, n)
 	}
-	return st, nil
+	return st
 }
 
 // isTime reports whether values of the unit are times, lower being faster:
@@ -122,18 +121,28 @@ func (st *Stat) neededText(k int) string {
 // non-significant comparison would need, and the verdicts.
 func WriteStatText(w io.Writer, st *Stat) error {
 	e := &errWriter{w: w}
+	for _, s := range st.In.Samples {
+		e.printf("%s: %d values: %s\n", s.Label, len(s.Values), strings.Trim(fmt.Sprint(s.Values), "[]"))
+	}
+	e.printf("\n")
+	writeStatBody(e, st)
+	return e.err
+}
+
+// writeStatBody writes the statistics table with benchstat's footnotes,
+// the notes, the warnings, the runs needed and the verdicts.
+func writeStatBody(e *errWriter, st *Stat) {
 	mc, in := st.Multi, st.In
 	width := len("figure")
 	for _, s := range in.Samples {
 		width = max(width, len(s.Label))
-		e.printf("%s: %d values: %s\n", s.Label, len(s.Values), strings.Trim(fmt.Sprint(s.Values), "[]"))
 	}
 	what := in.Name
 	if in.Unit != "" {
 		what += " (" + in.Unit + ")"
 	}
 	var fn footnotes
-	e.printf("\n%-*s  %-18s %s\n", width, what, "median ± CI", "vs "+in.Short[in.Reference])
+	e.printf("%-*s  %-18s %s\n", width, what, "median ± CI", "vs "+in.Short[in.Reference])
 	for i, s := range in.Samples {
 		if i == in.Reference {
 			e.printf("%-*s  %-18s (reference)\n", width, s.Label, words.Interval(mc.Sides[i])+fn.mark(mc.Sides[i].Warnings))
@@ -167,7 +176,6 @@ func WriteStatText(w io.Writer, st *Stat) error {
 	for _, v := range st.Verdicts {
 		e.printf("verdict: %s\n", v)
 	}
-	return e.err
 }
 
 func comparisonOf(mc analysis.MultiComparison, side int) analysis.SideComparison {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"io"
-	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/report/internal/words"
@@ -36,6 +35,12 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 		e.printf("  PkgTmp %s C  limits: %s  excursions: %s\n\n", num(s.PkgTmp, 0), words.LimitShares(s.LimitShares), words.Excursions(s))
 	}
 	writeRunsText(e, res)
+	if len(res.Multi) > 0 {
+		writeMultiText(e, res)
+		writeMissingText(e, res)
+		writeExplainText(e, res)
+		return e.err
+	}
 	e.printf("\n%-20s %-18s %-18s %s\n", "figure", res.Sides[0].Label, res.Sides[1].Label, "vs A")
 	var fn footnotes
 	for _, f := range res.AllFigures() {
@@ -54,14 +59,21 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 			e.printf("  %-16s A %-14s B %s\n", d.What, d.A, d.B)
 		}
 	}
+	writeMissingText(e, res)
+	e.printf("\nverdict: %s\n", res.Verdict())
+	writeExplainText(e, res)
+	return e.err
+}
+
+// writeMissingText writes what the files lack and the warnings the
+// statistics tables did not print.
+func writeMissingText(e *errWriter, res *analysis.Result) {
 	for _, m := range res.Missing {
 		e.printf("missing: %s\n", m)
 	}
 	for _, wn := range warningsBesideFootnotes(res) {
 		e.printf("warning: %s\n", wn)
 	}
-	e.printf("\nverdict: %s\n", res.Verdict())
-	return e.err
 }
 
 func writeRunsText(e *errWriter, res *analysis.Result) {
@@ -77,7 +89,11 @@ func writeRunsText(e *errWriter, res *analysis.Result) {
 }
 
 func sideWidth(res *analysis.Result) int {
-	return max(len(res.Sides[0].Label), len(res.Sides[1].Label), len(strings.TrimSpace("A")))
+	w := len("A")
+	for _, s := range res.Sides {
+		w = max(w, len(s.Label))
+	}
+	return w
 }
 
 // writeContextText writes the context block: what surrounded the runs

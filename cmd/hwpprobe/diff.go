@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
@@ -43,23 +44,27 @@ type diffOptions struct {
 	precision                                               float64
 	seed                                                    uint64
 	interval                                                time.Duration
-	force, dryRun, noTrace, allowDaemons                    bool
+	force, dryRun, noTrace, allowDaemons, allowTwins        bool
+	reference                                               string
+	name                                                    string // the command: diff or explain
 }
 
 // liveFlags are the flags that only an experiment run takes.
 var liveFlags = []string{"runs", "max-runs", "precision", "warmup", "order", "seed", "prepare", "cooldown",
-	"output", "force", "interval", "cpus", "trace-msrs", "no-trace", "dry-run", "size", "allow-daemons"}
+	"output", "force", "interval", "cpus", "trace-msrs", "no-trace", "dry-run", "size", "allow-daemons", "allow-twins"}
 
 func newDiffCmd() *cobra.Command {
 	o := &diffOptions{}
 	cmd := &cobra.Command{
-		Use:   "diff A B [-- CMD] | diff EXPERIMENT | diff A.hwpr B.hwpr",
+		Use:   "diff A B [C ...] [-- CMD] | diff EXPERIMENT | diff A.hwpr B.hwpr",
 		Short: "Is B faster than A, by how much, how sure, and what did the hardware get under each",
 		Long: `diff A B runs an experiment: CMD (or the built-in build-like job) under the
 settings of profile A and of profile B, interleaved (warm-up runs, then ABBA),
 recording every run into one experiment file; the settings are restored on
-every way out. diff FILE analyses an experiment again, diff a.hwpr b.hwpr
-compares two recordings. The report: per side and core type the HWP request
+every way out. With 3 to 8 profiles the runs go in blocks holding each side
+once (Williams Latin square order) and each side is compared with the first
+(or --reference), p-values Holm-adjusted. diff FILE analyses an experiment
+again, diff a.hwpr b.hwpr compares two recordings. The report: per side and core type the HWP request
 and EPB the registers held and the kernel wrote, delivered MHz, power, energy
 per run, temperatures, limit reasons, what differs, then the verdict with
 benchstat's statistics and the ratio B/A with a distribution-free interval.
@@ -71,23 +76,34 @@ signal N. See docs/diff.md.`,
 			return runDiff(cmd, o, args)
 		},
 	}
+	o.name = "diff"
 	f := cmd.Flags()
-	cli.FloatVar(f, &o.alpha, "alpha", analysis.DefaultAlpha, 0, 1, "significance level of the U test, in (0, 1)")
-	cli.FloatVar(f, &o.confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
-	f.StringVar(&o.markdown, "markdown", "", "also write the report as Markdown to FILE (for a bug tracker)")
-	f.StringVar(&o.json, "json", "", "also write the report as JSON to FILE (schema "+report.Schema+")")
+	addExperimentFlags(f, o)
 	f.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page with charts to FILE (docs/report.md)")
 	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable)")
-	f.BoolVar(&o.keepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side, or auto (adaptive: --max-runs, --precision)")
 	cli.IntVarP(f, &o.maxRuns, "max-runs", "", 20, 2, maxRunsPerSide, "--runs auto: at most this many runs per side")
 	cli.FloatVar(f, &o.precision, "precision", analysis.DefaultPrecision, 1e-6, 0.99, "--runs auto: the ratio's relative half-width to settle for")
+	f.StringVar(&o.reference, "reference", "", "with 3 or more sides: the side the others are compared with (A, B, ... or the profile as given; default the first)")
+	f.BoolVar(&o.allowTwins, "allow-twins", false, "compare sides that leave the same request registers and EPB on every CPU (register twins)")
+	return cmd
+}
+
+// addExperimentFlags adds the flags diff and explain share: the
+// statistics, the reports, and the experiment's schedule, workload,
+// sampling and safety.
+func addExperimentFlags(f *pflag.FlagSet, o *diffOptions) {
+	cli.FloatVar(f, &o.alpha, "alpha", analysis.DefaultAlpha, 0, 1, "significance level of the U test, in (0, 1)")
+	cli.FloatVar(f, &o.confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
+	f.StringVar(&o.markdown, "markdown", "", "also write the report as Markdown to FILE (for a bug tracker)")
+	f.StringVar(&o.json, "json", "", "also write the report as JSON to FILE (schema "+report.Schema+", "+report.SchemaN+" for more than two sides)")
+	f.BoolVar(&o.keepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
 	cli.IntVarP(f, &o.warmup, "warmup", "", 1, 0, maxRunsPerSide, "warm-up runs per side, not counted")
-	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba or random")
+	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba (Williams Latin square blocks) or random")
 	f.Uint64Var(&o.seed, "seed", 1, "--order random: the seed")
 	f.StringVar(&o.prepare, "prepare", "", "shell command before every run, untimed, as the invoking user")
 	f.StringVar(&o.cooldown, "cooldown", "0s", "wait before every run: a duration, or auto (package temperature within 2 C of the start, at most 5m)")
-	f.StringVarP(&o.out, "output", "o", "", "experiment file (default diff-YYYYMMDD-HHMMSS.hwpr)")
+	f.StringVarP(&o.out, "output", "o", "", "experiment file (default "+o.name+"-YYYYMMDD-HHMMSS.hwpr)")
 	f.BoolVar(&o.force, "force", false, "overwrite the experiment file")
 	cli.DurationVarP(f, &o.interval, "interval", "i", 100*time.Millisecond, minInterval, maxInterval, "sampling interval (10ms to 24h)")
 	cli.CPUListVar(f, &o.cpuSpec, "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
@@ -96,7 +112,6 @@ signal N. See docs/diff.md.`,
 	f.BoolVar(&o.dryRun, "dry-run", false, "print the schedule and every setting write, change nothing")
 	f.BoolVar(&o.allowDaemons, "allow-daemons", false, "run beside power daemons that also write these settings (thermald, tuned, ...); the report's context names them")
 	cli.IntVarP(f, &o.size, "size", "", buildlike.DefaultSize, 0, maxBuildlikeSize, "work units of the built-in workload (when no CMD is given)")
-	return cmd
 }
 
 // maxRunsPerSide bounds --max-runs and --warmup: far more runs than any
@@ -104,35 +119,53 @@ signal N. See docs/diff.md.`,
 const maxRunsPerSide = 10000
 
 func runDiff(cmd *cobra.Command, o *diffOptions, args []string) error {
-	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json, HTML: o.html,
+	d, err := reportOptions(o)
+	if err != nil {
+		return err
+	}
+	if cmd.ArgsLenAtDash() < 0 && allFiles(args) {
+		if len(args) > 2 {
+			return cli.Usagef("diff: give one experiment or two recordings, not %d files", len(args))
+		}
+		return analyseFiles(cmd, o, args, d)
+	}
+	return runExperiment(cmd, o, args, d)
+}
+
+// reportOptions are the report's options from the flags, or a usage
+// error.
+func reportOptions(o *diffOptions) (report.DiffOptions, error) {
+	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json, HTML: o.html, Reference: o.reference,
 		Stats: analysis.Options{Alpha: o.alpha, Confidence: o.confidence}, Info: report.Info{Version: version}}
 	if o.alpha <= 0 || o.alpha >= 1 || o.confidence <= 0 || o.confidence >= 1 {
-		return cli.Usagef("diff: --alpha and --confidence must be in (0, 1)")
+		return d, cli.Usagef("%s: --alpha and --confidence must be in (0, 1)", o.name)
 	}
 	for _, s := range o.failIf {
 		t, err := analysis.ParseThreshold(s)
 		if err != nil {
-			return cli.UsageError{Err: err}
+			return d, cli.UsageError{Err: err}
 		}
 		d.Thresholds = append(d.Thresholds, t)
 	}
-	dash := cmd.ArgsLenAtDash()
-	if dash < 0 && allFiles(args) {
-		for _, name := range liveFlags {
-			if cmd.Flags().Changed(name) {
-				return cli.Usagef("diff: --%s runs an experiment; it does not apply to recordings given to analyse", name)
-			}
+	return d, nil
+}
+
+// analyseFiles reports on an experiment file (or two recordings) again:
+// no experiment flag applies.
+func analyseFiles(cmd *cobra.Command, o *diffOptions, args []string, d report.DiffOptions) error {
+	for _, name := range liveFlags {
+		if name == "precision" && o.name == "explain" {
+			continue // explain's equivalence margin, an analysis flag
 		}
-		if len(args) > 2 {
-			return cli.Usagef("diff: give one experiment or two recordings, not %d files", len(args))
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+			return cli.Usagef("%s: --%s runs an experiment; it does not apply to recordings given to analyse", o.name, name)
 		}
-		d.Paths = args
-		if err := checkFiles("diff", iocheck.Set{Inputs: args, Outputs: reportOutputs(o), Streams: diffStreams}); err != nil {
-			return err
-		}
-		return diffExit(report.Diff(cmd.OutOrStdout(), d))
 	}
-	return runExperiment(cmd, o, args, d)
+	d.Paths = args
+	if err := checkFiles(o.name, iocheck.Set{Inputs: args, Outputs: reportOutputs(o), Streams: diffStreams}); err != nil {
+		return err
+	}
+	return diffExit(o.name, report.Diff(cmd.OutOrStdout(), d))
 }
 
 // diffStreams are what diff writes besides its files: the text report on
@@ -154,16 +187,17 @@ func allFiles(args []string) bool {
 	return true
 }
 
-// diffExit maps report.Diff's errors to exit statuses.
-func diffExit(err error) error {
+// diffExit maps report.Diff's errors to exit statuses; name is the
+// command (diff, explain).
+func diffExit(name string, err error) error {
 	var in report.InputError
 	switch {
 	case errors.Is(err, report.ErrCrossed):
 		return cli.ExitCodeError{Code: exitCrossed, Err: err}
 	case errors.As(err, &in):
-		return cli.UsageError{Err: fmt.Errorf("diff: %w", in.Err)}
+		return cli.UsageError{Err: fmt.Errorf("%s: %w", name, in.Err)}
 	case err != nil:
-		return fmt.Errorf("diff: %w", err)
+		return fmt.Errorf("%s: %w", name, err)
 	}
 	return nil
 }
@@ -187,28 +221,32 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 	if dash >= 0 {
 		sides, command = args[:dash], args[dash:]
 	}
-	if len(sides) != 2 {
-		return experiment.Config{}, cli.Usagef("diff: want two profiles A B (or recordings to analyse), got %d: %q", len(sides), sides)
+	if len(sides) < 2 || len(sides) > experiment.MaxSides {
+		return experiment.Config{}, cli.Usagef("diff: want 2 to %d profiles A B ... (or recordings to analyse), got %d: %q",
+			experiment.MaxSides, len(sides), sides)
 	}
-	cfg := experiment.Config{Root: global.root, FS: sysfs.NewFS(global.root), Sides: [2]string{sides[0], sides[1]},
+	cfg := experiment.Config{Root: global.root, FS: sysfs.NewFS(global.root), Sides: sides,
 		Command: command, Warmup: o.warmup, Order: o.order, Seed: o.seed, Prepare: o.prepare, Output: o.out,
-		Force: o.force, Interval: o.interval, DryRun: o.dryRun, AllowDaemons: o.allowDaemons, Version: version, CommandLine: os.Args,
+		Force: o.force, Interval: o.interval, DryRun: o.dryRun, AllowDaemons: o.allowDaemons, AllowTwins: o.allowTwins, Version: version, CommandLine: os.Args,
 		JournalDir: profile.JournalDir(), Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr(),
 		Progress: cmd.ErrOrStderr()}
 	if err := parseRuns(cmd, o, &cfg); err != nil {
 		return cfg, err
 	}
-	if err := parseCooldown(o.cooldown, &cfg); err != nil {
+	if err := parseCooldown(o.name, o.cooldown, &cfg); err != nil {
 		return cfg, err
 	}
 	if cmd.Flags().Changed("seed") && o.order != experiment.OrderRandom {
-		return cfg, cli.Usagef("diff: --seed orders the runs of --order random only")
+		return cfg, cli.Usagef("%s: --seed orders the runs of --order random only", o.name)
+	}
+	if err := checkSideOptions(o, sides); err != nil {
+		return cfg, err
 	}
 	var err error
 	if cfg.CPUs, err = selectCPUs(global.root, o.cpuSpec); err != nil {
 		return cfg, err
 	}
-	if cfg.MSRs, err = traceFilter("diff", cmd.Flags(), o.noTrace, o.traceMSRs); err != nil {
+	if cfg.MSRs, err = traceFilter(o.name, cmd.Flags(), o.noTrace, o.traceMSRs); err != nil {
 		return cfg, err
 	}
 	if cfg.Cred, err = workload.SudoCredential(os.Getenv); err != nil {
@@ -218,12 +256,12 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 		cfg.Dir = ""
 	}
 	if cfg.Output == "" {
-		cfg.Output = "diff-" + time.Now().Format("20060102-150405") + ".hwpr"
+		cfg.Output = o.name + "-" + time.Now().Format("20060102-150405") + ".hwpr"
 	}
 	if len(cfg.Command) == 0 {
 		exe, err := os.Executable()
 		if err != nil {
-			return cfg, fmt.Errorf("diff: find hwpprobe's binary for the built-in workload: %w", err)
+			return cfg, fmt.Errorf("%s: find hwpprobe's binary for the built-in workload: %w", o.name, err)
 		}
 		bc := buildlike.Config{Size: o.size, Jobs: buildlike.DefaultJobs(global.root)}
 		if cfg.Command, err = buildlike.Command(exe, bc); err != nil {
@@ -232,7 +270,7 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 		plan, _ := buildlike.NewPlan(bc)
 		cfg.Builtin = plan.String()
 	} else if cmd.Flags().Changed("size") {
-		return cfg, cli.Usagef("diff: --size sizes the built-in workload; it does not apply to a CMD")
+		return cfg, cli.Usagef("%s: --size sizes the built-in workload; it does not apply to a CMD", o.name)
 	}
 	return cfg, nil
 }
@@ -245,11 +283,11 @@ func parseRuns(cmd *cobra.Command, o *diffOptions, cfg *experiment.Config) error
 	}
 	n, err := strconv.Atoi(o.runs)
 	if err != nil || n < 1 {
-		return cli.Usagef("diff: --runs %q: a number of runs per side, at least 1, or auto", o.runs)
+		return cli.Usagef("%s: --runs %q: a number of runs per side, at least 1, or auto", o.name, o.runs)
 	}
 	for _, name := range []string{"max-runs", "precision"} {
 		if cmd.Flags().Changed(name) {
-			return cli.Usagef("diff: --%s goes with --runs auto, not --runs %d", name, n)
+			return cli.Usagef("%s: --%s goes with --runs auto, not --runs %d", o.name, name, n)
 		}
 	}
 	cfg.Runs = n
@@ -259,14 +297,14 @@ func parseRuns(cmd *cobra.Command, o *diffOptions, cfg *experiment.Config) error
 // maxAutoCooldown bounds --cooldown auto.
 const maxAutoCooldown = 5 * time.Minute
 
-func parseCooldown(s string, cfg *experiment.Config) error {
+func parseCooldown(name, s string, cfg *experiment.Config) error {
 	if s == "auto" {
 		cfg.Cooldown, cfg.CooldownAuto = maxAutoCooldown, true
 		return nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d < 0 {
-		return cli.Usagef("diff: --cooldown %q: a duration (30s) or auto", s)
+		return cli.Usagef("%s: --cooldown %q: a duration (30s) or auto", name, s)
 	}
 	cfg.Cooldown = d
 	return nil
@@ -277,49 +315,100 @@ func runExperiment(cmd *cobra.Command, o *diffOptions, args []string, d report.D
 	if err != nil {
 		return err
 	}
+	d.Reference = sideLabel(cfg.Sides, o.reference)
+	return runConfigured(cmd, o, cfg, d, nil)
+}
+
+// runConfigured checks every file, then calls before (unless nil: it may
+// change cfg, and end the command with done), runs the experiment and
+// reports it.
+func runConfigured(cmd *cobra.Command, o *diffOptions, cfg experiment.Config, d report.DiffOptions,
+	before func(*experiment.Config) (done bool, err error)) error {
 	// Every file is checked before the first setting changes: the
 	// reports read the experiment file, so none may be it.
-	files := iocheck.Set{Inputs: profileFiles(cfg.Sides[:]), Streams: diffStreams,
+	files := iocheck.Set{Inputs: profileFiles(cfg.Sides), Streams: diffStreams,
 		Outputs: append([]iocheck.Output{{Name: "-o", Path: cfg.Output}}, reportOutputs(o)...)}
-	if err := checkFiles("diff", files); err != nil {
+	if err := checkFiles(o.name, files); err != nil {
 		return err
 	}
 	if cfg.Cred != nil {
 		d.Owner = &[2]int{int(cfg.Cred.UID), int(cfg.Cred.GID)}
 	}
+	if before != nil {
+		done, err := before(&cfg)
+		if err != nil || done {
+			return experimentError(o.name, err)
+		}
+	}
 	out, err := experiment.Run(cfg)
 	switch {
-	case err != nil && experimentUsage(err):
-		return cli.UsageError{Err: fmt.Errorf("diff: %w", err)}
 	case err != nil:
-		return fmt.Errorf("diff: %w", err)
+		return experimentError(o.name, err)
 	case cfg.DryRun:
 		return nil
 	}
-	return experimentExit(cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, out, d)
+	return experimentExit(o.name, cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, out, d)
+}
+
+// experimentError is an experiment's error with the command's name: a
+// usage error when found before any change.
+func experimentError(name string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case experimentUsage(err):
+		return cli.UsageError{Err: fmt.Errorf("%s: %w", name, err)}
+	}
+	return fmt.Errorf("%s: %w", name, err)
 }
 
 // experimentExit reports the experiment's complete runs and chooses the
 // status: restore failure first, then a signal, a failed run, the
 // thresholds.
-func experimentExit(stdout, stderr io.Writer, cfg experiment.Config, out *experiment.Outcome, d report.DiffOptions) error {
+func experimentExit(name string, stdout, stderr io.Writer, cfg experiment.Config, out *experiment.Outcome, d report.DiffOptions) error {
 	var rerr error
 	if out.Complete > 0 || out.Signal == 0 {
 		d.Paths = []string{cfg.Output}
-		rerr = diffExit(report.Diff(stdout, d))
+		rerr = diffExit(name, report.Diff(stdout, d))
 	}
 	cli.Linef(stderr, "hwpprobe", "%d measured runs complete in %s", out.Complete, cfg.Output)
 	switch {
 	case out.RestoreErr != nil:
-		return cli.ExitCodeError{Code: exitRestoreFailed, Err: fmt.Errorf("diff: restore: %w; run `hwpprobe restore`", out.RestoreErr)}
+		return cli.ExitCodeError{Code: exitRestoreFailed, Err: fmt.Errorf("%s: restore: %w; run `hwpprobe restore`", name, out.RestoreErr)}
 	case out.Signal != 0:
-		return cli.ExitCodeError{Code: 128 + int(out.Signal), Err: fmt.Errorf("diff: interrupted by %v after %d complete runs; settings restored, %s is readable",
-			out.Signal, out.Complete, cfg.Output)}
+		return cli.ExitCodeError{Code: 128 + int(out.Signal), Err: fmt.Errorf("%s: interrupted by %v after %d complete runs; settings restored, %s is readable",
+			name, out.Signal, out.Complete, cfg.Output)}
 	case out.Failed != "":
-		return cli.ExitCodeError{Code: exitRunFailed, Err: fmt.Errorf("diff: %s failed with status %d; the experiment stopped, settings restored",
-			out.Failed, out.FailedCode)}
+		return cli.ExitCodeError{Code: exitRunFailed, Err: fmt.Errorf("%s: %s failed with status %d; the experiment stopped, settings restored",
+			name, out.Failed, out.FailedCode)}
 	case out.WriteErr != nil:
-		return fmt.Errorf("diff: the experiment file is incomplete: %w", out.WriteErr)
+		return fmt.Errorf("%s: the experiment file is incomplete: %w", name, out.WriteErr)
 	}
 	return rerr
+}
+
+// checkSideOptions checks the options that depend on the number of
+// sides: --reference names one of 3 or more, --fail-if takes two.
+func checkSideOptions(o *diffOptions, sides []string) error {
+	n := len(sides)
+	switch {
+	case o.reference != "" && n == 2:
+		return cli.Usagef("diff: --reference chooses among 3 or more sides; there are 2")
+	case o.reference != "" && sideLabel(sides, o.reference) == "":
+		return cli.Usagef("diff: --reference %q: not a side (A to %c, or one of the profiles as given)", o.reference, 'A'+n-1)
+	case n > 2 && len(o.failIf) > 0:
+		return cli.Usagef("diff: --fail-if compares two sides; there are %d", n)
+	}
+	return nil
+}
+
+// sideLabel is the label (A, B, ...) of the side ref names, by its label
+// or its profile as given; "" when ref is "" or names none.
+func sideLabel(sides []string, ref string) string {
+	for i, s := range sides {
+		if l := string(rune('A' + i)); ref == l || ref == s {
+			return l
+		}
+	}
+	return ""
 }

@@ -133,8 +133,11 @@ var NaN = math.NaN()
 // page's self-check counts coloured pixels; greys are the grid's).
 var palette = []string{"#1f77d0", "#e8710a", "#1a9e5a", "#b03ad0", "#d62f5a", "#0f9fb0", "#9a7b00", "#6b5bd6"}
 
-// Side colours: A and B.
-var sideColors = [2]string{"#1f77d0", "#e8710a"}
+// Side colours: A, B, ... (up to 8 sides).
+var sideColors = []string{"#1f77d0", "#e8710a", "#2a9d3f", "#8e44ad", "#c0392b", "#16a5a5", "#b8860b", "#555555"}
+
+// sideColor is side i's colour.
+func sideColor(i int) string { return sideColors[i%len(sideColors)] }
 
 // coreTypeColor gives each core type its colour on every chart.
 func coreTypeColor(t string) string {

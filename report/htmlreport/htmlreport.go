@@ -62,6 +62,7 @@ type page struct {
 	Sides           []sideRow
 	Cores           []coreRow
 	Figures         []figureRow
+	Multi           []multiRow // more than two sides: each against the reference
 	SideLabels      []string
 	Requests        []requestRow
 	Differs         []analysis.Difference
@@ -98,10 +99,10 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 		}
 	}
 	p := &page{Kind: "diff", Emulated: emu, Missing: slices.Clone(res.Missing),
-		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res),
+		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res), Multi: multiRows(res),
 		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
-	p.Title = fmt.Sprintf("hwpprobe diff: %s vs %s", res.Sides[0].Label, res.Sides[1].Label)
+	p.Title = "hwpprobe diff: " + strings.Join(res.Labels(), " vs ")
 	p.Contexts = words.ContextBlocks(res.Sources, res.Contexts)
 	p.ShowSide = true
 	p.Subtitle = subtitle(res.Runs)

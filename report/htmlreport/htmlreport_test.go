@@ -68,8 +68,7 @@ func TestNumbersJSON(t *testing.T) {
 
 // TestDiffColumns: each side's timeline is its median counted run.
 func TestDiffColumns(t *testing.T) {
-	res := &analysis.Result{}
-	res.Sides[0].Label, res.Sides[1].Label = "A", "B"
+	res := &analysis.Result{Sides: []analysis.SideResult{{Label: "A"}, {Label: "B"}}}
 	for i, s := range []float64{5, 3, 9, 4} { // A: runs 1-4
 		res.Runs = append(res.Runs, analysis.RunResult{Side: "A", Run: i + 1, Source: "x", Seconds: s})
 	}

@@ -3,6 +3,7 @@ package htmlreport
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 )
@@ -12,17 +13,15 @@ func newChart(id, section, title string) Chart {
 }
 
 // runCharts are the per-run charts of an experiment: wall time and
-// package energy of every measured run, both sides, with each side's
+// package energy of every measured run, every side, with each side's
 // median and its interval.
 func runCharts(res *analysis.Result) []Chart {
 	var out []Chart
 	time := runChart(res, "runs-time", "Wall time per run", "time", "s", func(r analysis.RunResult) float64 { return r.Seconds })
 	out = append(out, time)
-	for _, f := range res.Figures {
-		if f.Name == "energy" {
-			out = append(out, runChart(res, "runs-energy", "Package energy per run", "energy", "J",
-				func(r analysis.RunResult) float64 { return r.Joules }))
-		}
+	if _, ok := summaries(res, "energy"); ok {
+		out = append(out, runChart(res, "runs-energy", "Package energy per run", "energy", "J",
+			func(r analysis.RunResult) float64 { return r.Joules }))
 	}
 	return out
 }
@@ -37,48 +36,75 @@ func runChart(res *analysis.Result, id, title, figure, unit string, value func(a
 			runs = append(runs, r)
 		}
 	}
-	cols := [3]Numbers{}
+	n := len(res.Sides)
+	cols := make([]Numbers, n+1) // each side's, then the runs left out
 	for _, r := range runs {
 		c.X = append(c.X, float64(r.Order+1))
 		for k := range cols {
 			cols[k] = append(cols[k], NaN)
 		}
 		v := value(r)
-		switch {
-		case !r.Counted():
-			cols[2][len(cols[2])-1] = v
-		case r.Side == res.Sides[0].Label:
-			cols[0][len(cols[0])-1] = v
-		case r.Side == res.Sides[1].Label:
-			cols[1][len(cols[1])-1] = v
+		if i := res.SideIndex(r.Side); !r.Counted() {
+			cols[n][len(cols[n])-1] = v
+		} else if i >= 0 {
+			cols[i][len(cols[i])-1] = v
 		}
 	}
 	for i, s := range res.Sides {
-		c.Series = append(c.Series, Series{Label: s.Label, Color: sideColors[i], Kind: KindPoints, Values: cols[i], Size: 9})
+		c.Series = append(c.Series, Series{Label: s.Label, Color: sideColor(i), Kind: KindPoints, Values: cols[i], Size: 9})
 	}
-	if hasFinite(cols[2]) {
-		c.Series = append(c.Series, Series{Label: "left out", Color: "#d62f5a", Kind: KindPoints, Values: cols[2], Size: 6})
+	if hasFinite(cols[n]) {
+		c.Series = append(c.Series, Series{Label: "left out", Color: "#d62f5a", Kind: KindPoints, Values: cols[n], Size: 6})
 	}
 	c.XMin, c.XMax = Number(0.5), Number(float64(len(runs))+0.5)
-	fig, ok := findFigure(res, figure)
+	sums, ok := summaries(res, figure)
 	if !ok {
 		return c
 	}
-	cmp := fig.Comparison
 	var notes []string
-	for i, s := range [2]analysis.Summary{cmp.A, cmp.B} {
+	for i, s := range sums {
 		c.HLines = append(c.HLines, HLine{Label: res.Sides[i].Label + " median " + fmtNum(s.Median, unit), Value: s.Median,
-			Color: sideColors[i], Dash: true})
+			Color: sideColor(i), Dash: true})
 		if s.Finite() {
-			c.HSpans = append(c.HSpans, HSpan{Lo: s.Lo, Hi: s.Hi, Color: sideColors[i]})
+			c.HSpans = append(c.HSpans, HSpan{Lo: s.Lo, Hi: s.Hi, Color: sideColor(i)})
 			notes = append(notes, fmt.Sprintf("%s %s [%s, %s] at %.0f%%", res.Sides[i].Label, fmtNum(s.Median, unit),
 				fmtNum(s.Lo, ""), fmtNum(s.Hi, ""), 100*s.Confidence))
 		} else {
 			notes = append(notes, fmt.Sprintf("%s %s (interval ± ∞: too few runs)", res.Sides[i].Label, fmtNum(s.Median, unit)))
 		}
 	}
-	c.Note = "medians dashed, intervals shaded: " + notes[0] + "; " + notes[1] + "; B vs A " + cmp.Delta() + " " + cmp.PString()
+	c.Note = "medians dashed, intervals shaded: " + strings.Join(notes, "; ") + "; " + versus(res, figure)
 	return c
+}
+
+// summaries are each side's median and interval of a figure; ok is false
+// when the figure was not compared.
+func summaries(res *analysis.Result, figure string) ([]analysis.Summary, bool) {
+	for _, mf := range res.Multi {
+		if mf.Name == figure {
+			return mf.Multi.Sides, true
+		}
+	}
+	if fig, ok := findFigure(res, figure); ok && len(res.Multi) == 0 {
+		return []analysis.Summary{fig.Comparison.A, fig.Comparison.B}, true
+	}
+	return nil, false
+}
+
+// versus is the comparison of a figure in words: "B vs A -3.1% p=...",
+// one per side against the reference with more sides.
+func versus(res *analysis.Result, figure string) string {
+	for _, mf := range res.Multi {
+		if mf.Name == figure {
+			var parts []string
+			for _, sc := range mf.Multi.Comparisons {
+				parts = append(parts, fmt.Sprintf("%s vs %s %s %s", mf.Multi.Labels[sc.Side], mf.Multi.Labels[mf.Multi.Reference], sc.Delta(), sc.PString()))
+			}
+			return strings.Join(parts, "; ")
+		}
+	}
+	fig, _ := findFigure(res, figure)
+	return "B vs A " + fig.Comparison.Delta() + " " + fig.Comparison.PString()
 }
 
 func findFigure(res *analysis.Result, name string) (analysis.Figure, bool) {

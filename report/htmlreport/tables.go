@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -115,11 +116,45 @@ type figureRow struct {
 }
 
 func figureRows(res *analysis.Result) []figureRow {
+	if len(res.Multi) > 0 {
+		return nil // multiRows
+	}
 	var rows []figureRow
 	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
 		c := f.Comparison
 		rows = append(rows, figureRow{Name: f.Name + " (" + f.Unit + ")", A: words.Interval(c.A), B: words.Interval(c.B), Delta: c.Delta(),
 			P: c.PString(), Significant: c.Significant})
+	}
+	return rows
+}
+
+// multiRow is one side of an N-side comparison: its median with
+// benchstat's ±, and against the reference the delta decided on the
+// Holm-adjusted p and the ratio with its simultaneous interval.
+type multiRow struct {
+	Figure, Side, Median, Delta, P, Ratio string
+	Reference, Significant                bool
+}
+
+func multiRows(res *analysis.Result) []multiRow {
+	var rows []multiRow
+	for _, mf := range res.Multi {
+		mc := mf.Multi
+		for i, label := range mc.Labels {
+			r := multiRow{Figure: mf.Name + " (" + mf.Unit + ")", Side: label, Median: words.Interval(mc.Sides[i]), Reference: i == mc.Reference}
+			for _, sc := range mc.Comparisons {
+				if sc.Side == i {
+					c := sc.Test
+					r.Delta, r.P, r.Significant = sc.Delta(), sc.PString(), sc.Significant
+					hi := fmtNum(c.RatioHi, "")
+					if math.IsInf(c.RatioHi, 1) {
+						hi = "∞" // too few runs for the level
+					}
+					r.Ratio = fmt.Sprintf("%.3f [%s, %s] at %.4g%%", c.Ratio, fmtNum(c.RatioLo, ""), hi, 100*c.RatioConfidence)
+				}
+			}
+			rows = append(rows, r)
+		}
 	}
 	return rows
 }
@@ -272,7 +307,7 @@ func sideRows(sides []analysis.SideResult) []sideRow {
 	for i, s := range sides {
 		rows = append(rows, sideRow{Label: s.Label, Settings: words.Settings(s.Settings), Counted: fmt.Sprint(s.Counted),
 			PkgTmp: fmtNum(s.PkgTmp, "°C"), Limits: words.LimitShares(s.LimitShares), Excursions: words.Excursions(s),
-			Color: sideColors[i%2]})
+			Color: sideColor(i)})
 	}
 	return rows
 }
