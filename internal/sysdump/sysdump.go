@@ -25,8 +25,9 @@ var Registers = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BIAS
 // under sys/devices/system/cpu ("error: ..." for one that cannot be read,
 // as an amd-pstate EPP outside its table), except what is measured rather
 // than set: an emulated machine's register write log (sysfs.EmulatedWrites,
-// a history) and scaling_cur_freq (the delivered frequency, which moves
-// with load and power limits), and "msr:cpuN:0xADDR" -> value for each of
+// a history), its closed loop's state (sysfs.EmulatedLoop, whose quota
+// follows the load) and scaling_cur_freq (the delivered frequency, which
+// moves with load and power limits), and "msr:cpuN:0xADDR" -> value for each of
 // Registers a CPU has.
 func Dump(root string) (map[string]string, error) {
 	out := map[string]string{}
@@ -39,7 +40,7 @@ func Dump(root string) (map[string]string, error) {
 			return nil
 		}
 		rel, _ := filepath.Rel(root, path)
-		if rel == sysfs.EmulatedWrites || d.Name() == "scaling_cur_freq" {
+		if rel == sysfs.EmulatedWrites || rel == sysfs.EmulatedLoop || d.Name() == "scaling_cur_freq" {
 			return nil
 		}
 		b, err := os.ReadFile(path)
