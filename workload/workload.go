@@ -44,12 +44,16 @@ type Credential struct {
 }
 
 // SudoCredential returns the invoking user's credential when hwpprobe runs
-// under sudo (SUDO_UID and SUDO_GID set, as sudo(8) documents), nil when
-// they are unset. Supplementary groups come from the user database when it
-// knows the user, and are otherwise just the primary group.
+// under sudo (SUDO_UID and SUDO_GID set, as sudo(8) documents, and this
+// process root), nil when they are unset or this process is not root: a
+// process that sudo started as root, which then started another user's
+// (a test's `nobody`), leaves the variables to it, and that user can
+// neither run commands as, nor give files to, anyone else. Supplementary
+// groups come from the user database when it knows the user, and are
+// otherwise just the primary group.
 func SudoCredential(getenv func(string) string) (*Credential, error) {
 	su, sg := getenv("SUDO_UID"), getenv("SUDO_GID")
-	if su == "" && sg == "" {
+	if (su == "" && sg == "") || os.Geteuid() != 0 {
 		return nil, nil
 	}
 	uid, err := parseID(su)

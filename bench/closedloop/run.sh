@@ -26,7 +26,7 @@ CGO_ENABLED=0 go build -o "$T/" ./cmd/hwpemu ./cmd/hwpprobe
 export PATH="$T:$PATH"
 printf '%-12s %-13s %-10s %-12s %-12s %s\n' scaling_max delivered_MHz CPU_s predicted_s measured_s measured/predicted
 for max in 400000 1700000 4900000; do
-	hwpemu run mtl-165u -- sh -c '
+	hwpemu run --closed-loop mtl-165u -- sh -c '
 		g=$(sed -n "s/.*cgroup=v[12]:\([^, ]*\).*/\1/p" /sys/devices/system/cpu/hwpemu_loop)
 		if [ -e "$g/cpu.shares" ]; then echo 262144 > "$g/cpu.shares"; else echo 10000 > "$g/cpu.weight"; fi
 		for f in /sys/devices/system/cpu/cpu*/cpufreq/scaling_max_freq; do echo '"$max"' > $f; done
@@ -43,7 +43,7 @@ done
 cpu() { /usr/bin/time -f '%U %S' "$@" 2>&1 >/dev/null | tail -1 | awk '{print $1 + $2}'; }
 for n in 1 20; do
 	cmd="for i in \$(seq $n); do sleep 10 & done; wait"
-	closed=$(cpu hwpemu run mtl-165u -- sh -c "$cmd")
+	closed=$(cpu hwpemu run --closed-loop mtl-165u -- sh -c "$cmd")
 	open=$(cpu hwpemu run --open-loop mtl-165u -- sh -c "$cmd")
 	echo "$n sleeping process(es), 10 s: closed loop ${closed} s CPU, open loop ${open} s CPU"
 done

@@ -39,8 +39,8 @@ const (
 
 func newRunCmd() *cobra.Command {
 	var (
-		mf       machineFlags
-		openLoop bool
+		mf                   machineFlags
+		openLoop, closedLoop bool
 	)
 	cmd := &cobra.Command{
 		Use:   "run [flags] MACHINE [--] CMD [ARG...]",
@@ -51,10 +51,10 @@ func newRunCmd() *cobra.Command {
 so unchanged programs read them. Nothing outside the namespaces changes. hwpemu
 serves the files while CMD runs and exits with CMD's status (128+N when CMD
 was killed by signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
-CMD. Every process CMD starts ends with it. By default CMD runs in a cgroup
-whose CPU bandwidth follows the emulated CPUs' delivered frequencies every
-100 ms (closed loop; --open-loop: the host's speed). Needs root
-(CAP_SYS_ADMIN).`,
+CMD. Every process CMD starts ends with it. With --closed-loop CMD runs in a
+cgroup whose CPU bandwidth follows the emulated CPUs' delivered frequencies
+every 100 ms, so that work takes longer where the model delivers less; by
+default it runs at the host's speed (open loop). Needs root (CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
   sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
 		Args: cli.ArgsUsage(cobra.MinimumNArgs(2)),
@@ -71,7 +71,7 @@ whose CPU bandwidth follows the emulated CPUs' delivered frequencies every
 			if _, err := exec.LookPath(args[1]); err != nil {
 				return cli.ExitCodeError{Code: exitNotFound, Err: err}
 			}
-			reason := openReason(openLoop, mf.busy != nil, m)
+			reason := openReason(openLoop || !closedLoop, mf.busy != nil, m)
 			if !sysAdmin() {
 				// Before the closed loop's group, which would fail first
 				// for the same reason.
@@ -93,22 +93,23 @@ whose CPU bandwidth follows the emulated CPUs' delivered frequencies every
 	}
 	cmd.Flags().SetInterspersed(false)
 	mf.register(cmd)
-	cmd.Flags().BoolVar(&openLoop, "open-loop", false,
-		"let CMD run at the host's speed, the emulated CPUs following the host's load (default: a closed loop holds CMD's CPU time to the emulated CPUs' delivered frequencies; docs/emulator.md)")
+	cmd.Flags().BoolVar(&closedLoop, "closed-loop", false,
+		"hold CMD's CPU time to the emulated CPUs' delivered frequencies (cgroup CPU bandwidth, every 100 ms; docs/emulator.md); default: the host's speed")
+	cmd.Flags().BoolVar(&openLoop, "open-loop", false, "let CMD run at the host's speed (the default; overrides --closed-loop)")
 	return cmd
 }
 
-// openReason says why CMD runs open loop, or "" for the closed loop: asked
-// for with --open-loop, a load fixed by --busy, or a machine whose
-// frequency the model does not follow requests (no cpufreq driver).
-func openReason(openLoop, busy bool, m *emu.Machine) string {
+// openReason says why CMD runs open loop, or "" for the closed loop: a
+// load fixed by --busy, a machine whose frequency the model does not follow
+// requests (no cpufreq driver), or no --closed-loop (open, the default).
+func openReason(open, busy bool, m *emu.Machine) string {
 	switch {
-	case openLoop:
-		return "--open-loop"
 	case busy:
 		return "--busy fixes the emulated load"
 	case !m.ModelsFrequency():
 		return m.Name() + " models no delivered frequency"
+	case open:
+		return "the default; --closed-loop holds CMD to the model"
 	}
 	return ""
 }
@@ -130,7 +131,7 @@ func makeGroup() (*cgroup.Group, error) {
 		g, err = h.Create(groupPrefix + strconv.Itoa(os.Getpid()))
 	}
 	if errors.Is(err, cgroup.ErrNoController) || errors.Is(err, cgroup.ErrPermission) {
-		return nil, cli.Usagef("closed loop: %v; run with --open-loop", err)
+		return nil, cli.Usagef("closed loop: %v; run without --closed-loop", err)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("closed loop: %w", err)
