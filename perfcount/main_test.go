@@ -1,7 +1,6 @@
 package perfcount
 
 import (
-	"os"
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
@@ -9,7 +8,4 @@ import (
 
 // TestMain lets hostvariant.Each run this package's real-kernel tests as
 // on every CI host kind.
-func TestMain(m *testing.M) {
-	hostvariant.Setup()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { hostvariant.Main(m) }

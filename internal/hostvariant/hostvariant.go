@@ -134,6 +134,13 @@ func Setup() {
 	os.Setenv(envInside, name)
 }
 
+// Main is the TestMain of a package that needs no set-up of its own:
+// Setup, then the tests.
+func Main(m *testing.M) {
+	Setup()
+	os.Exit(m.Run())
+}
+
 // Current returns the variant this test process runs under, and false
 // outside Each's children.
 func Current() (Variant, bool) {

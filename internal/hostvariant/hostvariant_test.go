@@ -12,10 +12,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/perfcount"
 )
 
-func TestMain(m *testing.M) {
-	Setup()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { Main(m) }
 
 // TestMasks checks, under every variant, that the host looks as the
 // variant says: the power PMU absent, or the stand-in with its events
