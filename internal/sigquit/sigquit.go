@@ -21,73 +21,47 @@ import (
 	"os/signal"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 )
 
 // Status is the exit status for SIGQUIT: 128+3.
 const Status = 128 + int(syscall.SIGQUIT)
 
-var (
-	mu     sync.Mutex
-	holds  int      // commands that handle SIGQUIT themselves
-	onQuit []func() // what the holders want done on SIGQUIT besides their own handling
-)
+// holds counts the handlers in place that catch SIGQUIT themselves
+// (Notify, NotifyContext).
+var holds atomic.Int32
 
 func init() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGQUIT)
 	go func() {
 		for range sigs {
-			quit()
+			if holds.Load() == 0 {
+				os.Exit(Status)
+			}
 		}
 	}()
 }
 
-// quit ends the process with Status unless a command holds SIGQUIT; then
-// it calls the holders' functions.
-func quit() {
-	mu.Lock()
-	n, fns := holds, slices.Clone(onQuit)
-	mu.Unlock()
-	if n == 0 {
-		os.Exit(Status)
+// hold hands SIGQUIT to a handler of the caller's, where sigs (the
+// signals it catches) include it, until release is called; release may be
+// called more than once.
+func hold(sigs []os.Signal) (release func()) {
+	if !slices.Contains(sigs, os.Signal(syscall.SIGQUIT)) {
+		return func() {}
 	}
-	for _, f := range fns {
-		if f != nil {
-			f()
-		}
-	}
-}
-
-// Hold hands SIGQUIT to the caller until release is called: the caller
-// handles it itself (it has its own signal.Notify for it), and a SIGQUIT
-// only calls onQuit (when not nil) here. release may be called more than
-// once.
-func Hold(onQuitFn func()) (release func()) {
-	mu.Lock()
-	defer mu.Unlock()
-	holds++
-	onQuit = append(onQuit, onQuitFn)
-	i := len(onQuit) - 1
+	holds.Add(1)
 	var once sync.Once
-	return func() {
-		once.Do(func() {
-			mu.Lock()
-			defer mu.Unlock()
-			holds--
-			onQuit[i] = nil
-		})
-	}
+	return func() { once.Do(func() { holds.Add(-1) }) }
 }
 
 // Notify is signal.Notify(c, sigs...) that, where sigs include SIGQUIT,
-// holds it (Hold) at once; stop stops the delivery and releases the hold.
+// holds it at once (a SIGQUIT is then the caller's alone); stop stops the
+// delivery and releases the hold.
 func Notify(c chan<- os.Signal, sigs ...os.Signal) (stop func()) {
 	signal.Notify(c, sigs...)
-	release := func() {}
-	if slices.Contains(sigs, os.Signal(syscall.SIGQUIT)) {
-		release = Hold(nil)
-	}
+	release := hold(sigs)
 	return func() {
 		signal.Stop(c)
 		release()
@@ -98,10 +72,7 @@ func Notify(c chan<- os.Signal, sigs ...os.Signal) (stop func()) {
 // include SIGQUIT, holds it until stop is called.
 func NotifyContext(parent context.Context, sigs ...os.Signal) (ctx context.Context, stop context.CancelFunc) {
 	ctx, cancel := signal.NotifyContext(parent, sigs...)
-	release := func() {}
-	if slices.Contains(sigs, os.Signal(syscall.SIGQUIT)) {
-		release = Hold(nil)
-	}
+	release := hold(sigs)
 	return ctx, func() {
 		cancel()
 		release()
