@@ -21,14 +21,7 @@ func TestMain(m *testing.M) { Main(m) }
 func TestMasks(t *testing.T) {
 	hostFault := faultingOutside(t)
 	Each(t, func(t *testing.T, v Variant) {
-		hidden := func(p string) bool {
-			for _, h := range v.Mask.Hide {
-				if h == p {
-					return true
-				}
-			}
-			return false
-		}
+		hidden := func(p string) bool { return slices.Contains(v.Mask.Hide, p) }
 		// Entries beside the hidden ones stay.
 		for _, p := range []string{pmuDir + "software", pmuDir + "tracepoint", "/dev/cpu/0/cpuid", "/sys/class/net"} {
 			if _, err := os.Stat(p); err != nil {
@@ -40,7 +33,7 @@ func TestMasks(t *testing.T) {
 				t.Errorf("msr PMU hidden, but ProbePMU: %v", err)
 			}
 		}
-		if slices.Contains(v.Mask.Hide, "/dev/cpu/*/msr") {
+		if hidden("/dev/cpu/*/msr") {
 			if _, err := os.Lstat("/dev/cpu/0/msr"); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("/dev/cpu/0/msr: %v, want it absent", err)
 			}
