@@ -102,12 +102,13 @@ func why(err error) string {
 func daemons(fsys sysfs.FS, running []profile.Running, emulated bool) recording.DaemonList {
 	var l recording.DaemonList
 	l.ProcessesMissing = processList(fsys)
-	unitDir, err := os.ReadDir(fsys.Path(UnitsDir))
-	switch {
-	case emulated:
+	var unitDir []os.DirEntry
+	if emulated {
 		l.UnitsMissing = "not read under an emulated machine: the host's units do not write its settings"
-	case err != nil:
+	} else if ents, err := os.ReadDir(fsys.Path(UnitsDir)); err != nil {
 		l.UnitsMissing = why(err)
+	} else {
+		unitDir = ents
 	}
 	for _, d := range profile.Daemons {
 		st := recording.DaemonState{Name: d.Name, Unit: units[d.Name]}
