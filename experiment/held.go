@@ -44,16 +44,20 @@ type checker struct {
 	driver string // the cpufreq driver (analysis.SettingBits)
 }
 
-// reference reads what the side's plan left.
-func (c *checker) reference(plan *profile.Plan) *reference {
+// reference reads what the side's plan left. That reading is also a
+// check that finds nothing changed, returned for a run that starts before
+// anything could change them (no --prepare, no cool-down).
+func (c *checker) reference(plan *profile.Plan) (*reference, recording.Held) {
+	h := recording.Held{TimeNs: time.Now().UnixNano()}
 	ref := &reference{regs: map[[2]uint64]uint64{}}
 	for _, w := range plan.Writes {
 		ref.files = append(ref.files, fileText{w, c.readFile(w.Path)})
 	}
-	for _, g := range c.readRegs() {
+	h.Regs = c.readRegs()
+	for _, g := range h.Regs {
 		ref.regs[[2]uint64{uint64(g.CPU), uint64(g.MSR)}] = g.Value
 	}
-	return ref
+	return ref, h
 }
 
 // check reads the side's files and the registers now and lists what
