@@ -94,8 +94,9 @@ func (c *checker) readFile(p string) string {
 // CPU does not answer (or no msr device) is left out.
 func (c *checker) readRegs() []recording.HeldReg {
 	var out []recording.HeldReg
+	regs := analysis.RequestMSRs()
 	for _, cpu := range c.cpus {
-		for _, reg := range analysis.RequestMSRs() {
+		for _, reg := range regs {
 			if v, err := c.dev.ReadMSR(cpu, reg); err == nil {
 				out = append(out, recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: reg, Value: v}})
 			}
