@@ -216,6 +216,13 @@ func Seconds(r RunResult) float64 { return r.Seconds }
 // Joules is a run's package energy (NaN when not measured).
 func Joules(r RunResult) float64 { return r.Joules }
 
+// timeAndEnergy are the figures CompareSides and Explain compare, in order:
+// the time, then the energy where every side measured it.
+var timeAndEnergy = []struct {
+	name, unit string
+	f          func(RunResult) float64
+}{{"time", "s", Seconds}, {"energy", "J", Joules}}
+
 // Samples are the counted runs' values of every side, labelled.
 func (res *Result) Samples(f func(RunResult) float64) []Sample {
 	out := make([]Sample, len(res.Sides))
@@ -234,10 +241,7 @@ func (res *Result) SideIndex(label string) int {
 // Multi: the time, then the energy when every side measured it.
 func (res *Result) CompareSides(ref int) error {
 	res.Reference, res.Multi = ref, nil
-	for _, f := range []struct {
-		name, unit string
-		f          func(RunResult) float64
-	}{{"time", "s", Seconds}, {"energy", "J", Joules}} {
+	for _, f := range timeAndEnergy {
 		samples := res.Samples(f.f)
 		for _, s := range samples {
 			if len(s.Values) == 0 {

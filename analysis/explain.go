@@ -188,10 +188,7 @@ func (res *Result) Explain(precision float64) error {
 		return fmt.Errorf("%w: %s is not an experiment of hwpprobe explain (it has no chain)", ErrNotExperiment, strings.Join(res.Sources, ", "))
 	}
 	res.Attributions = nil
-	for _, f := range []struct {
-		name, unit string
-		f          func(RunResult) float64
-	}{{"time", "s", Seconds}, {"energy", "J", Joules}} {
+	for _, f := range timeAndEnergy {
 		samples := res.Samples(f.f)
 		if f.name == "energy" && slices.ContainsFunc(samples, notMeasured) {
 			break // not every side measured the energy

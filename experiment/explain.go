@@ -68,14 +68,16 @@ func BuildChain(c ChainConfig) (*Chain, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read settings: %w", err)
 	}
+	var running []profile.Running
+	if !c.AllowDaemons {
+		running = profile.DetectDaemons(c.FS)
+	}
 	for i, p := range []*profile.Profile{pa, pb} {
 		if _, err := m.Plan(p); err != nil {
 			return nil, fmt.Errorf("side %s: %w", label(i), err)
 		}
-		if !c.AllowDaemons {
-			if err := profile.CheckDaemons(profile.DetectDaemons(c.FS), p, "--allow-daemons"); err != nil {
-				return nil, err
-			}
+		if err := profile.CheckDaemons(running, p, "--allow-daemons"); err != nil {
+			return nil, err
 		}
 	}
 	ends, err := Probe(c.Root, c.FS, c.JournalDir, []string{c.A, c.B})

@@ -44,16 +44,20 @@ type checker struct {
 	driver string // the cpufreq driver (analysis.SettingBits)
 }
 
-// reference reads what the side's plan left.
-func (c *checker) reference(plan *profile.Plan) *reference {
+// reference reads what the side's plan left. That reading is also a
+// check that finds nothing changed, returned for a run that starts before
+// anything could change them (no --prepare, no cool-down).
+func (c *checker) reference(plan *profile.Plan) (*reference, recording.Held) {
+	h := recording.Held{TimeNs: time.Now().UnixNano()}
 	ref := &reference{regs: map[[2]uint64]uint64{}}
 	for _, w := range plan.Writes {
 		ref.files = append(ref.files, fileText{w, c.readFile(w.Path)})
 	}
-	for _, g := range c.readRegs() {
+	h.Regs = c.readRegs()
+	for _, g := range h.Regs {
 		ref.regs[[2]uint64{uint64(g.CPU), uint64(g.MSR)}] = g.Value
 	}
-	return ref
+	return ref, h
 }
 
 // check reads the side's files and the registers now and lists what
@@ -90,8 +94,9 @@ func (c *checker) readFile(p string) string {
 // CPU does not answer (or no msr device) is left out.
 func (c *checker) readRegs() []recording.HeldReg {
 	var out []recording.HeldReg
+	regs := analysis.RequestMSRs()
 	for _, cpu := range c.cpus {
-		for _, reg := range analysis.RequestMSRs() {
+		for _, reg := range regs {
 			if v, err := c.dev.ReadMSR(cpu, reg); err == nil {
 				out = append(out, recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: reg, Value: v}})
 			}

@@ -48,7 +48,7 @@ func TestCheck(t *testing.T) {
 			regs := msr.Map{0: {hwp.MSR_IA32_HWP_REQUEST: perf, hwp.MSR_IA32_ENERGY_PERF_BIAS: 6},
 				1: {hwp.MSR_IA32_HWP_REQUEST: perf, hwp.MSR_IA32_ENERGY_PERF_BIAS: 6}}
 			c := &checker{fs: sysfs.NewFS(root), cpus: cpus.List{0, 1}, dev: regs, driver: "intel_pstate"}
-			ref := c.reference(&profile.Plan{Writes: []profile.Write{noTurbo, epp}})
+			ref, _ := c.reference(&profile.Plan{Writes: []profile.Write{noTurbo, epp}})
 			tc.change(root, regs)
 			h := c.check(ref)
 			if d := cmp.Diff(tc.want, h.Unheld); d != "" {

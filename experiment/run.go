@@ -139,7 +139,8 @@ func (r *runner) one(s Slot) error {
 	}
 	r.id++
 	r.prog.begin(r.id, s)
-	if err := r.apply(s.Side); err != nil {
+	held, err := r.apply(s.Side)
+	if err != nil {
 		return err
 	}
 	if err := r.prepare(); err != nil {
@@ -148,7 +149,9 @@ func (r *runner) one(s Slot) error {
 	if err := r.cooldown(); err != nil {
 		return err
 	}
-	held := r.checker.check(r.refs[s.Side])
+	if r.cfg.Prepare != "" || r.cfg.Cooldown > 0 {
+		held = r.checker.check(r.refs[s.Side]) // --prepare or the wait may have changed them
+	}
 	cfg := r.setup.Config(recorder.Config{W: r.w,
 		Run: recording.RunStart{Run: r.id, Side: label(s.Side), Warmup: s.Warmup, Settings: sideSettings(r.ps[s.Side]),
 			Observed: recorder.Observed(r.cfg.FS, r.cfg.CPUs), Held: &held, Command: r.cfg.Command, Dir: r.cfg.Dir},
@@ -181,15 +184,18 @@ func (r *runner) one(s Slot) error {
 // apply switches to the side's settings when another side's are applied,
 // or applies them again when they no longer hold what they left (a run's
 // command or --prepare changed them), and reads what they left: the
-// reference the check before the run compares with. A side is a profile
+// reference the check before the run compares with. It returns the check
+// of the settings it made: what it read, which holds. A side is a profile
 // applied to the original settings: when the side applied before set
 // something this one does not (min_perf_pct=100 before plain powersave),
 // the original settings are written back first (Switcher.Revert), as
 // matrix applies each profile from them.
-func (r *runner) apply(side int) error {
+func (r *runner) apply(side int) (recording.Held, error) {
 	p := r.ps[side]
-	if r.sw.Applied == p && len(r.checker.check(r.refs[side]).Unheld) == 0 {
-		return nil
+	if r.sw.Applied == p {
+		if h := r.checker.check(r.refs[side]); len(h.Unheld) == 0 {
+			return h, nil
+		}
 	}
 	if leftover(r.sw.Applied, p) {
 		res, err := r.sw.Revert()
@@ -197,15 +203,16 @@ func (r *runner) apply(side int) error {
 			err = errors.Join(res.Failed...)
 		}
 		if err != nil {
-			return fmt.Errorf("revert to the original settings before side %s: %w", label(side), err)
+			return recording.Held{}, fmt.Errorf("revert to the original settings before side %s: %w", label(side), err)
 		}
 	}
 	plan, err := r.sw.Apply(p)
 	if err != nil {
-		return fmt.Errorf("apply side %s: %w", label(side), err)
+		return recording.Held{}, fmt.Errorf("apply side %s: %w", label(side), err)
 	}
-	r.refs[side] = r.checker.reference(plan)
-	return nil
+	var h recording.Held
+	r.refs[side], h = r.checker.reference(plan)
+	return h, nil
 }
 
 // prepare runs --prepare as the workload's user, untimed.

@@ -82,6 +82,10 @@ func matrixChecks(o MatrixOptions, ps []*Profile) (*Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read settings: %w", err)
 	}
+	var running []Running
+	if !o.IgnoreDaemons {
+		running = DetectDaemons(o.FS)
+	}
 	for _, p := range ps {
 		if _, err := m.Plan(p); errors.Is(err, ErrNoCPUFreq) {
 			return nil, err
@@ -89,10 +93,8 @@ func matrixChecks(o MatrixOptions, ps []*Profile) (*Machine, error) {
 		if err := CheckProfileDaemon(o.FS, p); err != nil {
 			return nil, err
 		}
-		if !o.IgnoreDaemons {
-			if err := CheckDaemons(DetectDaemons(o.FS), p, "--ignore-daemons"); err != nil {
-				return nil, err
-			}
+		if err := CheckDaemons(running, p, "--ignore-daemons"); err != nil {
+			return nil, err
 		}
 	}
 	return m, nil
