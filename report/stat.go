@@ -160,12 +160,7 @@ func writeStatBody(e *errWriter, st *Stat) {
 			sc.Delta(), p, fn.mark(c.Warnings), in.Short[i], in.Short[in.Reference], c.Ratio, c.RatioLo, bound(c.RatioHi),
 			trimFloat(100*c.RatioConfidence))
 	}
-	for _, l := range fn.lines() {
-		e.printf("%s\n", l)
-	}
-	for _, n := range st.Notes {
-		e.printf("note: %s\n", n)
-	}
+	writeNotesText(e, fn, st.Notes)
 	for _, wn := range st.Warnings {
 		e.printf("warning: %s\n", wn)
 	}
