@@ -154,14 +154,7 @@ func TestJSONNullForInfinite(t *testing.T) {
 func TestFootnotesEveryFormat(t *testing.T) {
 	e := testexp.Seed()
 	e.A.Seconds, e.B.Seconds = e.A.Seconds[:3], e.B.Seconds[:3]
-	rec, err := recording.Read(bytes.NewReader(e.Bytes()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := analysis.Analyze([]analysis.Source{{Name: "x", Rec: rec}}, analysis.Options{}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	res := analyzed(t, e)
 	family := analysis.FamilyNote(len(res.AllFigures()), 0.05)
 	tests := []struct {
 		name  string

@@ -54,7 +54,6 @@ func newStat(in StatInput, mc analysis.MultiComparison) *Stat {
 	for _, s := range in.Samples {
 		st.Warnings = append(st.Warnings, analysis.SideWarnings(s.Label, s.Values)...)
 	}
-	m := len(mc.Comparisons)
 	less, more := "lower", "higher"
 	if isTime(in.Unit) {
 		less, more = "faster", "slower"
@@ -65,9 +64,7 @@ func newStat(in StatInput, mc analysis.MultiComparison) *Stat {
 		side := in.Samples[sc.Side]
 		var need *analysis.RunsNeeded
 		if !sc.Significant {
-			// Holm's first step tests the smallest p at alpha/m: reaching
-			// it is enough for any side.
-			if r, ok := analysis.RunsToReach(ref.Values, side.Values, mc.Alpha/float64(m)); ok {
+			if r, ok := analysis.RunsToReach(ref.Values, side.Values, firstStepLevel(mc)); ok {
 				need = &r
 			}
 		}
@@ -80,6 +77,12 @@ func newStat(in StatInput, mc analysis.MultiComparison) *Stat {
 		st.Notes = append(st.Notes, n)
 	}
 	return st
+}
+
+// firstStepLevel is alpha/m for m comparisons: Holm's first step tests
+// the smallest p at that level, so reaching it is enough for any side.
+func firstStepLevel(mc analysis.MultiComparison) float64 {
+	return mc.Alpha / float64(len(mc.Comparisons))
 }
 
 // isTime reports whether values of the unit are times, lower being faster:
@@ -97,7 +100,6 @@ func (st *Stat) neededText(k int) string {
 	r := st.Needed[k]
 	sc := st.Multi.Comparisons[k]
 	ref, side := st.In.Samples[st.In.Reference], st.In.Samples[sc.Side]
-	level := st.Multi.Alpha / float64(len(st.Multi.Comparisons))
 	sep := fmt.Sprintf("%.0f%% of the pairs of values in the other order", 100*r.Pairs)
 	if r.Pairs == 0 {
 		where := "below"
@@ -108,7 +110,7 @@ func (st *Stat) neededText(k int) string {
 	}
 	lvl := fmt.Sprintf("alpha %v", st.Multi.Alpha)
 	if len(st.Multi.Comparisons) > 1 {
-		lvl = fmt.Sprintf("alpha/%d = %.4g (Holm's first step)", len(st.Multi.Comparisons), level)
+		lvl = fmt.Sprintf("alpha/%d = %.4g (Holm's first step)", len(st.Multi.Comparisons), firstStepLevel(st.Multi))
 	}
 	if r.N == 0 {
 		return fmt.Sprintf("%s vs %s: with the same separation (%s), not even 50 runs per side would reach p <= %s", side.Label, ref.Label, sep, lvl)
@@ -158,12 +160,7 @@ func writeStatBody(e *errWriter, st *Stat) {
 			sc.Delta(), p, fn.mark(c.Warnings), in.Short[i], in.Short[in.Reference], c.Ratio, c.RatioLo, bound(c.RatioHi),
 			trimFloat(100*c.RatioConfidence))
 	}
-	for _, l := range fn.lines() {
-		e.printf("%s\n", l)
-	}
-	for _, n := range st.Notes {
-		e.printf("note: %s\n", n)
-	}
+	writeNotesText(e, fn, st.Notes)
 	for _, wn := range st.Warnings {
 		e.printf("warning: %s\n", wn)
 	}
@@ -259,12 +256,12 @@ func WriteStatJSON(w io.Writer, st *Stat, info Info) error {
 		jc := jsonStatComparison{Side: in.Samples[sc.Side].Label, jsonFigure: figureJSON(analysis.Figure{Name: in.Name, Unit: in.Unit, Comparison: c}),
 			PHolm: jnum(sc.PHolmFloat()), SignificantAlone: sc.Test.Significant, Verdict: st.Verdicts[k], SideNotes: sc.Notes}
 		if c.PExact != nil {
-			jc.PExact = c.PExact.Count.String() + "/" + c.PExact.Total.String()
+			jc.PExact = fraction(*c.PExact)
 		}
 		if r := st.Needed[k]; r != nil {
-			jc.RunsNeeded = &jsonRunsNeeded{Pairs: jnum(r.Pairs), N: r.N, Level: jnum(mc.Alpha / float64(len(mc.Comparisons)))}
+			jc.RunsNeeded = &jsonRunsNeeded{Pairs: jnum(r.Pairs), N: r.N, Level: jnum(firstStepLevel(mc))}
 			if r.N > 0 {
-				jc.RunsNeeded.P = r.P.Count.String() + "/" + r.P.Total.String()
+				jc.RunsNeeded.P = fraction(r.P)
 			}
 		}
 		j.Comparisons = append(j.Comparisons, jc)
@@ -272,4 +269,9 @@ func WriteStatJSON(w io.Writer, st *Stat, info Info) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(j)
+}
+
+// fraction is an exact p-value as its count over its total: "2/20".
+func fraction(p analysis.ExactP) string {
+	return p.Count.String() + "/" + p.Total.String()
 }

@@ -47,12 +47,7 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 		a, b, delta := statCells(&fn, f.Comparison, words.Interval)
 		e.printf("%-20s %-18s %-18s %s\n", f.Name+" ("+f.Unit+")", a, b, delta)
 	}
-	for _, l := range fn.lines() {
-		e.printf("%s\n", l)
-	}
-	for _, n := range figureNotes(res) {
-		e.printf("note: %s\n", n)
-	}
+	writeNotesText(e, fn, figureNotes(res))
 	if len(res.Differs) > 0 {
 		e.printf("\nwhat differs (largest first):\n")
 		for _, d := range res.Differs {
@@ -63,6 +58,17 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 	e.printf("\nverdict: %s\n", res.Verdict())
 	writeExplainText(e, res)
 	return e.err
+}
+
+// writeNotesText writes the footnotes and notes below a table, a line
+// each.
+func writeNotesText(e *errWriter, fn footnotes, notes []string) {
+	for _, l := range fn.lines() {
+		e.printf("%s\n", l)
+	}
+	for _, n := range notes {
+		e.printf("note: %s\n", n)
+	}
 }
 
 // writeMissingText writes what the files lack and the warnings the

@@ -87,6 +87,10 @@ func readStatInput(paths []string, f statFlags) (report.StatInput, error) {
 		return report.StatInput{}, cli.Usagef("stat: --alpha and --confidence must be in (0, 1)")
 	}
 	in := report.StatInput{Files: paths, Reference: -1, Name: "value", Stats: analysis.Options{Alpha: f.alpha, Confidence: f.confidence}}
+	var ref os.FileInfo // the --reference file, nil when none or unreadable
+	if f.reference != "" {
+		ref, _ = os.Stat(f.reference)
+	}
 	var ids []os.FileInfo
 	for i, p := range paths {
 		fi, err := os.Stat(p)
@@ -99,10 +103,8 @@ func readStatInput(paths []string, f statFlags) (report.StatInput, error) {
 			}
 		}
 		ids = append(ids, fi)
-		if f.reference != "" {
-			if rf, err := os.Stat(f.reference); err == nil && os.SameFile(fi, rf) {
-				in.Reference = i
-			}
+		if ref != nil && os.SameFile(fi, ref) {
+			in.Reference = i
 		}
 	}
 	switch {

@@ -80,12 +80,11 @@ func runChart(res *analysis.Result, id, title, figure, unit string, value func(a
 // summaries are each side's median and interval of a figure; ok is false
 // when the figure was not compared.
 func summaries(res *analysis.Result, figure string) ([]analysis.Summary, bool) {
-	for _, mf := range res.Multi {
-		if mf.Name == figure {
-			return mf.Multi.Sides, true
-		}
+	if len(res.Multi) > 0 {
+		mf, ok := findMulti(res, figure)
+		return mf.Multi.Sides, ok
 	}
-	if fig, ok := findFigure(res, figure); ok && len(res.Multi) == 0 {
+	if fig, ok := findFigure(res, figure); ok {
 		return []analysis.Summary{fig.Comparison.A, fig.Comparison.B}, true
 	}
 	return nil, false
@@ -94,17 +93,27 @@ func summaries(res *analysis.Result, figure string) ([]analysis.Summary, bool) {
 // versus is the comparison of a figure in words: "B vs A -3.1% p=...",
 // one per side against the reference with more sides.
 func versus(res *analysis.Result, figure string) string {
-	for _, mf := range res.Multi {
-		if mf.Name == figure {
-			var parts []string
-			for _, sc := range mf.Multi.Comparisons {
-				parts = append(parts, fmt.Sprintf("%s vs %s %s %s", mf.Multi.Labels[sc.Side], mf.Multi.Labels[mf.Multi.Reference], sc.Delta(), sc.PString()))
-			}
-			return strings.Join(parts, "; ")
+	if mf, ok := findMulti(res, figure); ok {
+		mc := mf.Multi
+		var parts []string
+		for _, sc := range mc.Comparisons {
+			parts = append(parts, fmt.Sprintf("%s vs %s %s %s", mc.Labels[sc.Side], mc.Labels[mc.Reference], sc.Delta(), sc.PString()))
 		}
+		return strings.Join(parts, "; ")
 	}
 	fig, _ := findFigure(res, figure)
 	return "B vs A " + fig.Comparison.Delta() + " " + fig.Comparison.PString()
+}
+
+// findMulti is a figure's N-side comparison (an experiment of more than
+// two sides).
+func findMulti(res *analysis.Result, name string) (analysis.MultiFigure, bool) {
+	for _, mf := range res.Multi {
+		if mf.Name == name {
+			return mf, true
+		}
+	}
+	return analysis.MultiFigure{}, false
 }
 
 func findFigure(res *analysis.Result, name string) (analysis.Figure, bool) {

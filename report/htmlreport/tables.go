@@ -120,7 +120,7 @@ func figureRows(res *analysis.Result) []figureRow {
 		return nil // multiRows
 	}
 	var rows []figureRow
-	for _, f := range append([]analysis.Figure{res.Time}, res.Figures...) {
+	for _, f := range res.AllFigures() {
 		c := f.Comparison
 		rows = append(rows, figureRow{Name: f.Name + " (" + f.Unit + ")", A: words.Interval(c.A), B: words.Interval(c.B), Delta: c.Delta(),
 			P: c.PString(), Significant: c.Significant})
