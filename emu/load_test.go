@@ -13,12 +13,7 @@ import (
 // target = 62 - round(57 x EPP/255 + 57 x a x (1 - a) x (1 - u)),
 // clamped to the request's [min, max].
 func TestHWPTarget(t *testing.T) {
-	for _, tc := range []struct {
-		name               string
-		min, max, des, epp uint8
-		busy               float64
-		want               int
-	}{
+	checkHWPTarget(t, []hwpTargetCase{
 		{"performance idle", 62, 62, 0, 0, 0, 62},
 		{"EPP 0 light load", 5, 62, 0, 0, 0.1, 62},
 		{"EPP 64 full load", 5, 62, 0, 64, 1, 48},               // 62 - round(14.31)
@@ -33,7 +28,23 @@ func TestHWPTarget(t *testing.T) {
 		{"desired wins over EPP and load", 5, 62, 30, 255, 0, 30},
 		{"max caps EPP 0", 5, 40, 0, 0, 1, 40},
 		{"busy above 1 is full load", 5, 62, 0, 64, 7, 48},
-	} {
+	})
+}
+
+// hwpTargetCase is a request (min, max, desired, EPP) and busy fraction,
+// and the level hwpTarget should select for it.
+type hwpTargetCase struct {
+	name               string
+	min, max, des, epp uint8
+	busy               float64
+	want               int
+}
+
+// checkHWPTarget runs hwpTarget on each case with mtl-165u's P-core
+// capabilities (lowest 1, most efficient 5, highest 62).
+func checkHWPTarget(t *testing.T, cases []hwpTargetCase) {
+	t.Helper()
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := hwpTarget(tc.min, tc.max, tc.des, tc.epp, 1, 5, 62, tc.busy); got != tc.want {
 				t.Errorf("hwpTarget(min %d, max %d, des %d, EPP %d, busy %g) = %d, want %d", tc.min, tc.max, tc.des, tc.epp, tc.busy, got, tc.want)

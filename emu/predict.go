@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -138,7 +139,7 @@ func predictOne(machine string, o PredictOptions, p PredictProfile) (Prediction,
 		pr.WorkMHz += mhz
 	}
 	for _, g := range m.desc.Cores {
-		if count[g.Type] > 0 && !containsType(pr.Types, g.Type) {
+		if count[g.Type] > 0 && !slices.ContainsFunc(pr.Types, func(t TypeMHz) bool { return t.Type == g.Type }) {
 			pr.Types = append(pr.Types, TypeMHz{Type: g.Type, CPUs: count[g.Type], MHz: sum[g.Type] / float64(count[g.Type])})
 		}
 	}
@@ -147,15 +148,6 @@ func predictOne(machine string, o PredictOptions, p PredictProfile) (Prediction,
 	}
 	pr.TempC = m.pkgTempC(0)
 	return pr, nil
-}
-
-func containsType(ts []TypeMHz, name string) bool {
-	for _, t := range ts {
-		if t.Type == name {
-			return true
-		}
-	}
-	return false
 }
 
 // busyCPUs returns the first n online CPUs (every online CPU for n = 0).

@@ -37,25 +37,14 @@ var (
 // say (no autonomous selection), and no request leaves the capability
 // range [lowest 1, highest 62] (mtl-165u's P-core).
 func TestHWPTargetPinned(t *testing.T) {
-	for _, tc := range []struct {
-		name               string
-		min, max, des, epp uint8
-		busy               float64
-		want               int
-	}{
+	checkHWPTarget(t, []hwpTargetCase{
 		{"pinned mid-range, EPP 255, idle", 30, 30, 0, 255, 0, 30},
 		{"pinned, desired above", 30, 30, 50, 0, 1, 30},
 		{"pinned above highest", 255, 255, 0, 0, 1, 62},
 		{"min above highest", 70, 80, 0, 128, 1, 62},
 		{"min above max", 40, 20, 0, 0, 1, 40},
 		{"pinned at 0", 0, 0, 0, 0, 1, 1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := hwpTarget(tc.min, tc.max, tc.des, tc.epp, 1, 5, 62, tc.busy); got != tc.want {
-				t.Errorf("hwpTarget(min %d, max %d, des %d, EPP %d, busy %g) = %d, want %d", tc.min, tc.max, tc.des, tc.epp, tc.busy, got, tc.want)
-			}
-		})
-	}
+	})
 }
 
 // steady applies writes to mtl-165u, every CPU busy, with the model

@@ -57,7 +57,7 @@ delivered MHz, with its ratio to the first profile's.`,
 				return err
 			}
 			banner(cmd.ErrOrStderr(), m.Name(), m.Summary(), m.VariantSummary())
-			writePredictions(cmd.OutOrStdout(), m, variant, busy, preds)
+			writePredictions(cmd.OutOrStdout(), m, busy, preds)
 			return nil
 		},
 	}
@@ -98,17 +98,14 @@ func predictProfile(s string, online cpus.List) (emu.PredictProfile, error) {
 
 // writePredictions prints the predictions as a table: a line saying what
 // was run, then one row per profile.
-func writePredictions(w io.Writer, m *emu.Machine, variant string, busy int, preds []emu.Prediction) {
-	if variant == "" {
-		variant = emu.VariantNone
-	}
+func writePredictions(w io.Writer, m *emu.Machine, busy int, preds []emu.Prediction) {
 	busyCPUs := m.Online()
 	if busy > 0 {
 		busyCPUs = busyCPUs[:busy]
 	}
 	first := preds[0]
 	fmt.Fprintf(w, "%s, model variant %s: %d busy CPUs (%s), steady state after %s, mean over %s; work = sum of the busy CPUs' delivered MHz\n",
-		m.Name(), variant, len(busyCPUs), busyCPUs, seconds(first.Settle), seconds(first.Window))
+		m.Name(), m.Variant(), len(busyCPUs), busyCPUs, seconds(first.Settle), seconds(first.Window))
 	nameW := len("profile")
 	for _, p := range preds {
 		nameW = max(nameW, len(p.Profile))

@@ -10,6 +10,7 @@
 package closedloop
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"os"
@@ -72,7 +73,7 @@ func Place(procs []Proc, rest float64, freqs []float64, ref float64) (busy []flo
 		return busy, live
 	}
 	order := slices.Clone(procs)
-	slices.SortStableFunc(order, func(a, b Proc) int { return -cmpFloat(a.Use, b.Use) })
+	slices.SortStableFunc(order, func(a, b Proc) int { return cmp.Compare(b.Use, a.Use) })
 	work := make([]float64, n) // host CPUs of work per emulated CPU
 	k := 0
 	for _, p := range order {
@@ -97,16 +98,6 @@ func Place(procs []Proc, rest float64, freqs []float64, ref float64) (busy []flo
 		}
 	}
 	return busy, live
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // Quota is the group's CPU bandwidth, in host CPUs, for online CPUs busy
