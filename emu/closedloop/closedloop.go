@@ -322,8 +322,11 @@ func readThread(dir string) (thread, error) {
 	}
 	// The fields after the command's closing parenthesis start at field 3.
 	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return thread{}, fmt.Errorf("%s/stat: no command in parentheses", dir)
+	}
 	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 13 {
+	if len(f) < 13 {
 		return thread{}, fmt.Errorf("%s/stat: too few fields", dir)
 	}
 	ut, err1 := strconv.ParseInt(f[11], 10, 64)
