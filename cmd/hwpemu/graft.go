@@ -24,7 +24,7 @@ func newGraftCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return graftAndExec(cmd.ErrOrStderr(), parent, machine, []string{model, variant, loop}, group, args)
+			return graftAndExec(cmd.ErrOrStderr(), parent, machine, model, variant, loop, group, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
@@ -38,11 +38,11 @@ func newGraftCmd() *cobra.Command {
 }
 
 // graftAndExec is the grafter: in the server's namespaces, it binds the
-// tree (descriptor 3) over the real paths, prints the banner (lines: the
+// tree (descriptor 3) over the real paths, prints the banner (the
 // model's and the variant's summaries, the loop's line), joins the closed
 // loop's cgroup group if there is one, and executes CMD in its own place,
 // with only the standard streams.
-func graftAndExec(stderr io.Writer, parent, machine string, lines []string, group string, argv []string) error {
+func graftAndExec(stderr io.Writer, parent, machine, model, variant, loop, group string, argv []string) error {
 	if err := checkInside(parent, false); err != nil {
 		return err
 	}
@@ -52,9 +52,9 @@ func graftAndExec(stderr io.Writer, parent, machine string, lines []string, grou
 	if err != nil {
 		return err
 	}
-	banner(stderr, machine, lines[0], lines[1])
-	if lines[2] != "" {
-		cli.Linef(stderr, "hwpemu", "%s", lines[2])
+	banner(stderr, machine, model, variant)
+	if loop != "" {
+		cli.Linef(stderr, "hwpemu", "%s", loop)
 	}
 	if group != "" {
 		g, err := cgroup.ParseGroup(group)
