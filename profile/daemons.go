@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/internal/procstat"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
@@ -78,12 +79,11 @@ func zombie(fs sysfs.FS, pid string) bool {
 	if err != nil {
 		return true // gone
 	}
-	// "pid (comm) S ...": the state follows the last ')'.
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
+	st, err := procstat.Parse(stat)
+	if err != nil {
 		return false
 	}
-	return stat[i+2] == 'Z' || stat[i+2] == 'X'
+	return st.State() == "Z" || st.State() == "X"
 }
 
 // processNames returns a process's comm and the base names of its first

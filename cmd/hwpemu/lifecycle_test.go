@@ -322,6 +322,57 @@ func TestSignalDuringStart(t *testing.T) {
 	}
 }
 
+// TestServerOutlivesRun starts the server as `hwpemu run` would, but
+// as the child of a process that is not the --run-pid it is given, while
+// the ready pipe's reader stays open: what the server sees when run was
+// killed before the server set its death signal and run's last thread
+// has not yet closed its descriptors. The server must end at once with
+// status 1, neither saying it is ready nor starting CMD; otherwise it
+// would outlive run for ever (TestSignalDuringStart once found one).
+func TestServerOutlivesRun(t *testing.T) {
+	mntns, err := os.Readlink("/proc/self/ns/mnt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer readyR.Close()
+	marker := fmt.Sprintf("600.%d77", os.Getpid())
+	// PID 1 is init, never this test: the parent the server finds differs.
+	cmd := emuCmd(nsCmdName, "--parent-mntns="+mntns, "--run-pid=1", "--time-scale=1", "--energy-start=0",
+		"--open-reason=a test", "--", lifeMachine, "sleep", marker)
+	cmd.SysProcAttr.Cloneflags = syscall.CLONE_NEWNS | syscall.CLONE_NEWPID
+	cmd.ExtraFiles = []*os.File{readyW}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	readyW.Close()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(20 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatalf("the server still runs 20 s after it found its parent is not run; stderr %q", stderr.String())
+	}
+	if code := exitCode(err); code != exitError {
+		t.Errorf("server ended with %v (stderr %q), want exit %d", err, stderr.String(), exitError)
+	}
+	readyR.SetReadDeadline(time.Now().Add(time.Second))
+	if n, _ := readyR.Read(make([]byte, 1)); n != 0 {
+		t.Errorf("the server said it was ready to a run that is gone")
+	}
+	if p := waitNoProcess(marker); len(p) > 0 {
+		t.Errorf("CMD started: %s", strings.Join(p, "\n"))
+		killAll(p)
+	}
+}
+
 // endsAs waits, within a bound, for cmd to end, and checks that it ended
 // as a shell reports signal sig: exit status 128+N, or killed by it. It
 // returns false when cmd did not end.

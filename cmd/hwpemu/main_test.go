@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/internal/procstat"
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 
@@ -228,9 +229,8 @@ func dead(dir string) bool {
 	if err != nil {
 		return true
 	}
-	// The state follows the command name in parentheses.
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	return len(f) > 0 && f[0] == "Z"
+	st, err := procstat.Parse(string(b))
+	return err == nil && st.State() == "Z"
 }
 
 // leftovers lists every process whose mount namespace still holds a

@@ -19,6 +19,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/internal/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/procstat"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
@@ -79,7 +80,7 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 	// PID 1 gets no signal it has no handler for: catch them at once.
 	sigs := make(chan os.Signal, 4)
 	defer sigquit.Notify(sigs, termSignals...)()
-	if err := tieToRun(); err != nil {
+	if err := tieToRun(ns.runPID); err != nil {
 		return err
 	}
 	s, err := startServer(mf, ns, args[0])
@@ -105,19 +106,48 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 
 // tieToRun makes the server die with `hwpemu run` (SIGKILL; a PID 1
 // that dies takes its whole PID namespace with it), then tells run, on
-// descriptor 3, that it may pass signals on. Run may have died before the
-// death signal was set: then that write fails (no reader) and the server
-// ends at once.
-func tieToRun() error {
+// descriptor 3, that it may pass signals on.
+//
+// Run may have died before the death signal was set, and a death signal
+// set after the parent's exit never comes. Two checks catch that, after
+// the signal is set: the parent as the host's /proc reports it (this
+// process is PID 1 of its own namespace, where getppid says 0) must still
+// be run (runPID): once run's last thread has begun to exit this process
+// belongs to init, even while run's descriptors are still open; and the
+// write to run's pipe must succeed (no reader once run is gone). Either
+// failing ends the server at once.
+func tieToRun(runPID int) error {
 	if err := unix.Prctl(unix.PR_SET_PDEATHSIG, uintptr(unix.SIGKILL), 0, 0, 0); err != nil {
 		return fmt.Errorf("set the death signal: %w", err)
 	}
 	ready := os.NewFile(3, "ready")
 	defer ready.Close()
-	if _, err := ready.Write([]byte{1}); err != nil {
+	ppid, err := hostParent()
+	if err != nil {
+		return err
+	}
+	if ppid != runPID {
 		return cli.ExitCodeError{Code: exitError} // hwpemu run is gone: nobody to tell
 	}
+	if _, err := ready.Write([]byte{1}); err != nil {
+		return cli.ExitCodeError{Code: exitError}
+	}
 	return nil
+}
+
+// hostParent is this process's parent as the /proc it sees reports it:
+// the host's /proc until startServer mounts the namespace's own, so the
+// PID is in the same namespace as run's --run-pid.
+func hostParent() (int, error) {
+	b, err := os.ReadFile("/proc/self/stat")
+	if err != nil {
+		return 0, fmt.Errorf("read own parent: %w", err)
+	}
+	st, err := procstat.Parse(string(b))
+	if err != nil {
+		return 0, fmt.Errorf("read own parent: %w", err)
+	}
+	return st.Parent()
 }
 
 // served is a running server.

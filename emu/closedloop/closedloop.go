@@ -23,6 +23,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/internal/cgroup"
+	"github.com/hwpprobe/hwpprobe/internal/procstat"
 )
 
 // Interval is how often the loop measures the command and sets its quota.
@@ -320,21 +321,19 @@ func readThread(dir string) (thread, error) {
 	if err != nil {
 		return thread{}, err
 	}
-	// The fields after the command's closing parenthesis start at field 3.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return thread{}, fmt.Errorf("%s/stat: no command in parentheses", dir)
+	stat, err := procstat.Parse(string(b))
+	if err != nil {
+		return thread{}, fmt.Errorf("%s/stat: %w", dir, err)
 	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return thread{}, fmt.Errorf("%s/stat: too few fields", dir)
+	ut, err := stat.Int64(14)
+	if err != nil {
+		return thread{}, fmt.Errorf("%s/stat: utime: %w", dir, err)
 	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return thread{}, fmt.Errorf("%s/stat: utime %q stime %q", dir, f[11], f[12])
+	st, err := stat.Int64(15)
+	if err != nil {
+		return thread{}, fmt.Errorf("%s/stat: stime: %w", dir, err)
 	}
-	t := thread{run: time.Duration(ut+st) * 10 * time.Millisecond, runnable: f[0] == "R"}
+	t := thread{run: time.Duration(ut+st) * 10 * time.Millisecond, runnable: stat.State() == "R"}
 	if b, err := os.ReadFile(filepath.Join(dir, "schedstat")); err == nil {
 		if f := strings.Fields(string(b)); len(f) > 0 {
 			if ns, err := strconv.ParseInt(f[0], 10, 64); err == nil {
