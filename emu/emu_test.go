@@ -215,7 +215,7 @@ func TestIntelEPPStrings(t *testing.T) {
 		wantShow    string
 		wantErr     error
 	}{
-		// Meteor Lake table (design.md section 1).
+		// Meteor Lake table (docs/kernel-facts.md section 1).
 		{"mtl-165u", "performance", 16, "performance", nil},
 		{"mtl-165u", "balance_performance\n", 64, "balance_performance", nil},
 		{"mtl-165u", "balance_power", 179, "balance_power", nil},

@@ -20,7 +20,7 @@ func TestParse(t *testing.T) {
 		{"performance", "governor=performance", Sysfs},
 		{"schedutil", "governor=schedutil", Sysfs},
 		{"powersave:epp=performance", "governor=powersave,epp=performance", Sysfs},
-		// design.md section 5's example, reordered into the write order.
+		// docs/kernel-facts.md section 5's example, reordered into the write order.
 		{"governor=powersave,epp=performance,epb=0,no_turbo=0,min_perf_pct=100,max_perf_pct=100,boost=1",
 			"no_turbo=0,boost=1,min_perf_pct=100,max_perf_pct=100,governor=powersave,epp=performance,epb=0", Sysfs},
 		{"epp=power@4-11,epp=balance_power", "epp=balance_power,epp=power@4-11", Sysfs},

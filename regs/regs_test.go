@@ -78,7 +78,7 @@ var snakeCase = regexp.MustCompile(`^[a-z][a-z0-9]*(_[a-z0-9]+)*$`)
 func TestCatalog(t *testing.T) {
 	all := All()
 	if len(all) < 31 {
-		t.Fatalf("%d registers, want all of design.md section 2", len(all))
+		t.Fatalf("%d registers, want all of docs/kernel-facts.md section 2", len(all))
 	}
 	for _, r := range all {
 		if got, ok := ByAddress(r.Address); !ok || got != r {

@@ -50,7 +50,7 @@ type field func(raw uint64) uint8
 
 // requestFields returns the min, max, desired and EPP fields of the
 // request register reg: IA32_HWP_REQUEST, or MSR_AMD_CPPC_REQ, whose min
-// and max sit the other way round (design.md section 2).
+// and max sit the other way round (docs/kernel-facts.md section 2).
 func requestFields(reg uint32) (min, max, des, epp field) {
 	if reg == hwp.MSR_AMD_CPPC_REQ {
 		return func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).Min },

@@ -83,7 +83,7 @@ func TestTableText(t *testing.T) {
 }
 
 // TestTableAMD: MSR_AMD_CPPC_REQ holds the maximum in bits 7:0 and the
-// minimum in 15:8 (design.md section 2; AMD PPR), the reverse of Intel's
+// minimum in 15:8 (docs/kernel-facts.md section 2; AMD PPR), the reverse of Intel's
 // IA32_HWP_REQUEST. 0x80003cbe: max 0xbe = 190, min 0x3c = 60, EPP 128.
 func TestTableAMD(t *testing.T) {
 	st := &Setup{CPUs: []Topo{{CPU: 0}}, HWPRequest: SrcMSR, HWPRegister: 0xC00102B3}

@@ -15,7 +15,7 @@ import (
 type Source uint8
 
 // Sources of figures, from the kernel's preferred interfaces to the
-// fallbacks (design.md section 3).
+// fallbacks (docs/kernel-facts.md section 3).
 const (
 	SrcNone     Source = iota // not available
 	SrcPerf                   // perf_event_open: msr, power, hardware or software PMU

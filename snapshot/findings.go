@@ -28,7 +28,7 @@ const (
 	KindNote         = "note"
 )
 
-// Kernel rules, cited once (design.md section 1 and the sources named).
+// Kernel rules, cited once (docs/kernel-facts.md section 1 and the sources named).
 const (
 	rulePerformance  = "under the performance policy intel_pstate_hwp_set() writes HWP_REQUEST with min = max (the max_perf_ratio) and a literal EPP 0, whatever energy_performance_preference was (the old EPP is restored on the switch back to powersave), and refuses EPP writes other than 0 with EBUSY (drivers/cpufreq/intel_pstate.c); where the model's table maps performance to a non-zero EPP (Meteor Lake: 16), sysfs then shows \"default\" for the 0"
 	ruleSDMMinMax    = "the SDM: setting Minimum_Performance = Maximum_Performance is functionally equivalent to IA32_PERF_CTL and bypasses HWP"

@@ -107,7 +107,7 @@ func (t Topology) Groups() []Group {
 // LP E-cores: Meteor Lake's two low-power E-cores sit on the SoC tile,
 // outside the compute tile's ring and its L3, so they are Atom cores whose
 // cache enumeration (CPUID leaf 4, or sysfs cache/index*) stops at level 2
-// (design.md section 2; Intel describes them as the SoC tile's "low power
+// (docs/kernel-facts.md section 2; Intel describes them as the SoC tile's "low power
 // island" E-cores in its Meteor Lake architecture overview).
 func Detect(fs sysfs.FS, id cpuid.Reader, list cpus.List) (Topology, error) {
 	var t Topology

@@ -180,7 +180,7 @@ func TestDecodeValueForms(t *testing.T) {
 	}
 }
 
-// TestDecodeList: --list names every register of design.md section 2.
+// TestDecodeList: --list names every register of docs/kernel-facts.md section 2.
 func TestDecodeList(t *testing.T) {
 	stdout, _, code := runBin(t, "decode", "--list")
 	if code != 0 {

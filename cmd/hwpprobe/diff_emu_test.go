@@ -304,7 +304,7 @@ func TestDiffEmulatedInterrupted(t *testing.T) {
 
 // TestDiffEmulatedZen4: the same experiment on the emulated AMD machine
 // (amd-pstate: MSR_AMD_CPPC_REQ): under performance min is nominal, below
-// max (amd-pstate since commit 0c411b39e4f4, design.md section 1), and
+// max (amd-pstate since commit 0c411b39e4f4, docs/kernel-facts.md section 1), and
 // above powersave's; the trace shows hwpprobe's writes of the held values.
 func TestDiffEmulatedZen4(t *testing.T) {
 	dir := t.TempDir()

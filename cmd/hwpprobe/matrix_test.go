@@ -47,7 +47,7 @@ func matrixProfiles(epbs ...string) []string {
 
 // TestMatrix runs `hwpprobe matrix` over matrixProfiles under the
 // emulated machines and checks the result against the kernel's rules
-// (design.md section 1), and the text against the committed golden file
+// (docs/kernel-facts.md section 1), and the text against the committed golden file
 // with --expect; a changed golden line makes --expect exit 1.
 //
 // mtl-165u (intel_pstate, model 0xAA): performance gives HWP min = max

@@ -26,7 +26,7 @@ import (
 //     for 7 ms moves 7% of a 100 ms interval's cores energy, the margin
 //     here, into the next interval);
 //   - cpu0's IA32_HWP_REQUEST goes from powersave with EPP
-//     balance_performance (64 on Meteor Lake, design.md section 1) to
+//     balance_performance (64 on Meteor Lake, docs/kernel-facts.md section 1) to
 //     min = max = highest (62) with EPP 0 (intel_pstate_hwp_set() under
 //     the performance policy), while the E-core's request stays;
 //   - the recording holds the emulated machine's writes of that switch

@@ -76,7 +76,7 @@ func recordSleep(t *testing.T) {
 		t.Errorf("sample intervals sum to %d ns, run lasted %d ns", sum, d)
 	}
 	// The kernel writes TSC_DEADLINE (0x6E0) hundreds of times a second
-	// per CPU here (design.md section 4): a 2 s trace has writes.
+	// per CPU here (docs/kernel-facts.md section 4): a 2 s trace has writes.
 	if len(run.Trace) == 0 {
 		t.Error("no kernel MSR writes of 0x6E0 in 2 s")
 	}

@@ -139,7 +139,7 @@ func TestWatchUsage(t *testing.T) {
 // (hwpemu run mounts its devices and sysfs in a private mount namespace):
 // the output says it is emulated, has the three core types, and shows
 // intel_pstate's EPP change when the preference is written mid-watch (EPP
-// 64 = balance_performance, 16 = performance on model 0xAA; design.md
+// 64 = balance_performance, 16 = performance on model 0xAA; docs/kernel-facts.md
 // section 1), marked "!" on the sample that saw it.
 func TestWatchEmulated(t *testing.T) {
 	dir := t.TempDir()

@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultMSRs are the registers `hwpprobe trace` watches by default: what
-// intel_pstate, intel_epb and amd-pstate write (design.md section 1), and
+// intel_pstate, intel_epb and amd-pstate write (docs/kernel-facts.md section 1), and
 // MSR_PKG_POWER_LIMIT, which intel_rapl writes when a powercap constraint
 // is (drivers/powercap/intel_rapl_msr.c, rapl_msr_update_func()).
 var DefaultMSRs = []uint32{
