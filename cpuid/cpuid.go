@@ -23,10 +23,11 @@ var (
 	// loaded, or the kernel lacks CONFIG_X86_CPUID): `modprobe cpuid`.
 	ErrNoDevice = errors.New("cpuid device missing (run: modprobe cpuid)")
 	// ErrPermission: the device exists but may not be opened; it is
-	// root-only (mode 0600).
-	ErrPermission = errors.New("permission denied reading cpuid device (run as root: sudo)")
+	// root-only (mode 0600). The same error as msr's.
+	ErrPermission = cpudev.ErrPermission
 	// ErrOffline: the CPU is offline; the driver's open answers ENXIO.
-	ErrOffline = errors.New("CPU is offline")
+	// The same error as msr's.
+	ErrOffline = cpudev.ErrOffline
 	// ErrShortRead: the device returned fewer than 16 bytes.
 	ErrShortRead = errors.New("short read from cpuid device")
 )
@@ -63,11 +64,11 @@ func (d *Dev) Path(cpu int) string {
 func (d *Dev) openError(cpu int, err error) error {
 	switch cpudev.OpenErrorOf(err) {
 	case cpudev.Permission:
-		return fmt.Errorf("%s: %w", d.Path(cpu), ErrPermission)
+		return &cpudev.Error{Path: d.Path(cpu), Err: ErrPermission, OS: err}
 	case cpudev.Offline:
-		return fmt.Errorf("cpu%d: %w", cpu, ErrOffline)
+		return &cpudev.Error{Path: d.Path(cpu), Err: ErrOffline, OS: err}
 	case cpudev.Missing:
-		return fmt.Errorf("%s: %w", d.Path(cpu), ErrNoDevice)
+		return &cpudev.Error{Path: d.Path(cpu), Err: ErrNoDevice, OS: err}
 	}
 	return fmt.Errorf("cpu%d: open cpuid device: %w", cpu, err)
 }

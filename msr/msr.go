@@ -32,10 +32,11 @@ var (
 	// (CONFIG_X86_MSR unset, no module), so no MSR can be read.
 	ErrNoDriver = errors.New("kernel has no msr driver (CONFIG_X86_MSR is off)")
 	// ErrPermission: the device exists but may not be opened; reading
-	// MSRs needs root (CAP_SYS_RAWIO).
-	ErrPermission = errors.New("permission denied reading msr device (run as root: sudo)")
-	// ErrOffline: the CPU is offline; the driver refuses its device.
-	ErrOffline = errors.New("CPU is offline")
+	// MSRs needs root (CAP_SYS_RAWIO). The same error as cpuid's.
+	ErrPermission = cpudev.ErrPermission
+	// ErrOffline: the CPU is offline; the driver refuses its device. The
+	// same error as cpuid's.
+	ErrOffline = cpudev.ErrOffline
 )
 
 // Reader reads one MSR of one logical CPU. Implementations must be safe for
@@ -67,18 +68,18 @@ func (d *Dev) Path(cpu int) string {
 func (d *Dev) openError(cpu int, err error) error {
 	switch cpudev.OpenErrorOf(err) {
 	case cpudev.Permission:
-		return fmt.Errorf("cpu%d: %w", cpu, ErrPermission)
+		return &cpudev.Error{Path: d.Path(cpu), Err: ErrPermission, OS: err}
 	case cpudev.Offline:
 		// The driver's open returns ENXIO for an offline CPU.
-		return fmt.Errorf("cpu%d: %w", cpu, ErrOffline)
+		return &cpudev.Error{Path: d.Path(cpu), Err: ErrOffline, OS: err}
 	case cpudev.Missing:
 		if _, serr := os.Stat(filepath.Join(d.root, "sys/devices/system/cpu", fmt.Sprint("cpu", cpu))); serr != nil {
 			return fmt.Errorf("cpu%d: no such CPU", cpu)
 		}
 		if !HasDriver(d.root) {
-			return fmt.Errorf("%s: %w", d.Path(cpu), ErrNoDriver)
+			return &cpudev.Error{Path: d.Path(cpu), Err: ErrNoDriver, OS: err}
 		}
-		return fmt.Errorf("%s: %w", d.Path(cpu), ErrNoDevice)
+		return &cpudev.Error{Path: d.Path(cpu), Err: ErrNoDevice, OS: err}
 	}
 	return fmt.Errorf("cpu%d: open msr device: %w", cpu, err)
 }

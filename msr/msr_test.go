@@ -2,12 +2,15 @@ package msr
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/hwpprobe/hwpprobe/cpuid"
 )
 
 func TestDevMissingDriver(t *testing.T) {
@@ -17,8 +20,8 @@ func TestDevMissingDriver(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(root, "proc/sys/kernel/osrelease"), []byte("6.18.0\n"), 0o644))
 	d := Open(root)
 	defer d.Close()
-	if _, err := d.ReadMSR(0, 0x774); !errors.Is(err, ErrNoDriver) {
-		t.Errorf("no driver: err = %v, want ErrNoDriver", err)
+	if _, err := d.ReadMSR(0, 0x774); !errors.Is(err, ErrNoDriver) || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("no driver: err = %v, want ErrNoDriver wrapping ENOENT", err)
 	}
 	// With the module on disk the advice is modprobe.
 	mod := filepath.Join(root, "lib/modules/6.18.0/kernel/arch/x86/kernel")
@@ -85,8 +88,14 @@ func TestDevPermission(t *testing.T) {
 			return
 		}
 	}
-	if _, err := Open(root).ReadMSR(0, 0); !errors.Is(err, ErrPermission) {
-		t.Errorf("err = %v, want ErrPermission", err)
+	// The sentinel and the OS error are both wrapped, and the sentinel is
+	// cpuid's too (one definition, internal/cpudev).
+	_, err := Open(root).ReadMSR(0, 0)
+	if !errors.Is(err, ErrPermission) || !errors.Is(err, fs.ErrPermission) || !errors.Is(err, cpuid.ErrPermission) {
+		t.Errorf("err = %v, want ErrPermission wrapping the OS's EACCES", err)
+	}
+	if want := filepath.Join(root, "dev/cpu/0/msr") + ": permission denied (run as root: sudo)"; err == nil || err.Error() != want {
+		t.Errorf("err = %v, want %q", err, want)
 	}
 }
 

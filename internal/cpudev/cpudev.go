@@ -14,6 +14,38 @@ import (
 	"syscall"
 )
 
+// Sentinel errors shared by the per-CPU device readers: the msr and cpuid
+// packages export them under their own names, so errors.Is works with
+// either.
+var (
+	// ErrPermission: the device exists but may not be opened; the msr and
+	// cpuid devices are root-only (CAP_SYS_RAWIO for msr).
+	ErrPermission = errors.New("permission denied (run as root: sudo)")
+	// ErrOffline: the CPU is offline; the driver's open answers ENXIO
+	// (or EIO).
+	ErrOffline = errors.New("CPU is offline")
+)
+
+// Error is a failure to open or read a per-CPU device: it names the
+// device and the meaning (a sentinel of this package or of the reader's),
+// and errors.Is finds both that sentinel and the OS error (fs.ErrPermission
+// as well as ErrPermission). Its text is the path and the sentinel: the OS
+// error's own words would repeat it. It has a single Unwrap, to the OS
+// error, so that code splitting errors.Join results keeps it whole.
+type Error struct {
+	Path string
+	Err  error // the sentinel
+	OS   error // the error the system gave, nil if none
+}
+
+func (e *Error) Error() string { return e.Path + ": " + e.Err.Error() }
+
+// Is reports whether target is the sentinel.
+func (e *Error) Is(target error) bool { return target == e.Err }
+
+// Unwrap returns the OS error.
+func (e *Error) Unwrap() error { return e.OS }
+
 // Files opens <root>/dev/cpu/N/<name> lazily, read-only, and keeps each
 // descriptor open until Close. It is safe for concurrent use.
 type Files struct {

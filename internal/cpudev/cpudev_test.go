@@ -65,3 +65,29 @@ func TestFilesCachesAndMapsErrors(t *testing.T) {
 		t.Errorf("File(0) after Close = %p, %v; want a fresh descriptor", f3, err)
 	}
 }
+
+// TestError: a device error is found by its sentinel and by the OS error
+// it wraps, prints the path and the sentinel only, and is one error to
+// code that splits errors.Join results (it has no Unwrap() []error).
+func TestError(t *testing.T) {
+	osErr := &fs.PathError{Op: "open", Path: "/dev/cpu/0/msr", Err: syscall.EACCES}
+	err := fmt.Errorf("read: %w", &Error{Path: "/dev/cpu/0/msr", Err: ErrPermission, OS: osErr})
+	for _, target := range []error{ErrPermission, fs.ErrPermission, syscall.EACCES} {
+		if !errors.Is(err, target) {
+			t.Errorf("errors.Is(%v, %v) = false", err, target)
+		}
+	}
+	if errors.Is(err, ErrOffline) {
+		t.Errorf("errors.Is(%v, ErrOffline) = true", err)
+	}
+	if got, want := err.Error(), "read: /dev/cpu/0/msr: permission denied (run as root: sudo)"; got != want {
+		t.Errorf("text %q, want %q", got, want)
+	}
+	if _, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
+		t.Error("a device error splits like errors.Join")
+	}
+	var pe *fs.PathError
+	if !errors.As(err, &pe) || pe != osErr {
+		t.Errorf("errors.As found %v, want the OS error", pe)
+	}
+}
