@@ -13,7 +13,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 
-.PHONY: all build test lint generate check-generate deps ci bench fuzz clean
+.PHONY: all build test lint generate check-generate schemas deps ci bench fuzz clean
 
 all: build
 
@@ -45,6 +45,11 @@ generate:
 # byte for byte with the recorded clang, by structure with any other.
 check-generate:
 	GO=$(GO) scripts/bpfgen.sh check
+
+# Rewrites docs/schemas/ from the Go types of the JSON outputs (the tests
+# fail while a committed schema differs from what its type gives).
+schemas:
+	cd cmd/hwpprobe && $(GO) test -count=1 -run '^TestSchemasCommitted$$' . -update-schemas
 
 deps:
 	scripts/install-deps.sh

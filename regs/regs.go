@@ -187,6 +187,26 @@ func (d Decoded) MarshalJSON() ([]byte, error) {
 	return []byte(b.String()), nil
 }
 
+// JSONSchema is MarshalJSON's form as a JSON Schema (internal/schema):
+// every member present, the fields' values as the decoders give them
+// (numbers, strings, booleans).
+func (Decoded) JSONSchema() map[string]any {
+	hex := map[string]any{"type": "string", "pattern": "^0x[0-9a-f]+$"}
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"register":    map[string]any{"type": "string"},
+			"address":     hex,
+			"raw":         hex,
+			"fields":      map[string]any{"type": "object", "additionalProperties": map[string]any{"type": []any{"number", "string", "boolean"}}},
+			"assumptions": map[string]any{"type": "array", "items": map[string]any{"type": "string"}},
+			"text":        map[string]any{"type": "string"},
+		},
+		"required":             []any{"register", "address", "raw", "fields", "assumptions", "text"},
+		"additionalProperties": false,
+	}
+}
+
 func writeJSON(b *strings.Builder, v any) error {
 	j, err := json.Marshal(v)
 	if err != nil {

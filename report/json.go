@@ -34,6 +34,11 @@ func (v jnum) MarshalJSON() ([]byte, error) {
 	return strconv.AppendFloat(nil, f, 'g', -1, 64), nil
 }
 
+// JSONSchema is jnum's JSON form (internal/schema): a number or null.
+func (jnum) JSONSchema() map[string]any {
+	return map[string]any{"type": []any{"number", "null"}}
+}
+
 type jsonSummary struct {
 	N          int      `json:"n"`
 	Values     []jnum   `json:"values"`
@@ -108,6 +113,10 @@ type jsonThreshold struct {
 	Text    string `json:"text"`
 	Crossed bool   `json:"crossed"`
 }
+
+// DiffJSON is the Go form of WriteJSON's document, for its schema
+// (docs/schemas/diff.schema.json).
+type DiffJSON = jsonReport
 
 type jsonReport struct {
 	Schema      string                `json:"schema"`

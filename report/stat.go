@@ -222,6 +222,10 @@ type jsonStatComparison struct {
 	SideNotes        []string        `json:"side_notes,omitempty"`
 }
 
+// StatJSON is the Go form of WriteStatJSON's document, for its schema
+// (docs/schemas/stat.schema.json).
+type StatJSON = jsonStat
+
 type jsonStat struct {
 	Schema          string               `json:"schema"`
 	Version         string               `json:"hwpprobe_version"`

@@ -35,6 +35,7 @@ func TestDecodeJSON(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
+	checkSchema(t, "hwpprobe-decode/1", []byte(stdout))
 	var got []decodeJSON
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("output is not a JSON array: %v\n%s", err, stdout)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/hwpprobe/hwpprobe/report"
+
 	"encoding/json"
 	"fmt"
 	"math"
@@ -73,6 +75,7 @@ func readDiffJSON(t *testing.T, path string) diffJSON {
 	if err != nil || json.Unmarshal(b, &j) != nil {
 		t.Fatalf("read %s: %v\n%s", path, err, b)
 	}
+	checkSchema(t, report.Schema, b) // /1 and /2 share one schema file
 	return j
 }
 

@@ -35,6 +35,7 @@ func readMultiJSON(t *testing.T, path string) diffMultiJSON {
 	if err != nil || json.Unmarshal(b, &j) != nil {
 		t.Fatalf("read %s: %v\n%s", path, err, b)
 	}
+	checkSchema(t, j.Schema, b)
 	return j
 }
 

@@ -124,6 +124,7 @@ for args in "performance performance -- true" "performance powersave powersave:e
 		if err != nil || json.Unmarshal(b, &j) != nil || len(j.Explain) == 0 || j.Explain[0].Interaction == nil {
 			t.Fatalf("read %s: %v\n%s", path, err, b)
 		}
+		checkSchema(t, j.Schema, b)
 		var steps []step
 		for _, s := range j.Explain[0].Steps {
 			steps = append(steps, step{s.From, s.To, strings.Join(s.Fields, ",")})

@@ -55,6 +55,6 @@ fix it. It exits 0 with whatever it could read. See docs/snapshot.md.`,
 		},
 	}
 	cli.CPUListVar(cmd.Flags(), &cpuSpec, "CPUs to show, e.g. 0-3,8 (default: every online CPU)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema in docs/snapshot.md)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema hwpprobe-snapshot/1, docs/schemas.md)")
 	return cmd
 }

@@ -41,6 +41,7 @@ func snapshotThisMachine(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--json: exit %d, stderr %q", code, stderr)
 	}
+	checkSchema(t, "hwpprobe-snapshot/1", []byte(stdout))
 	var s snapshot.Snapshot
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatalf("--json output does not parse: %v\n%s", err, stdout)
@@ -95,6 +96,7 @@ func TestSnapshotFixture(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("--json exit %d", code)
 	}
+	checkSchema(t, "hwpprobe-snapshot/1", []byte(stdout))
 	var s snapshot.Snapshot
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatal(err)
@@ -184,6 +186,7 @@ func snapshotJSON(t *testing.T, args ...string) *snapshot.Snapshot {
 	if code != 0 {
 		t.Fatalf("hwpprobe %v: exit %d, stderr %q", args, code, stderr)
 	}
+	checkSchema(t, "hwpprobe-snapshot/1", []byte(stdout))
 	var s snapshot.Snapshot
 	if err := json.Unmarshal([]byte(stdout), &s); err != nil {
 		t.Fatal(err)

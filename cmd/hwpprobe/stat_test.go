@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/hwpprobe/hwpprobe/report"
+
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -124,6 +126,7 @@ func TestStatJSONFourSides(t *testing.T) {
 		Adjustment  string       `json:"adjustment"`
 		Comparisons []comparison `json:"comparisons"`
 	}
+	checkSchema(t, report.StatSchema, []byte(stdout))
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}

@@ -59,6 +59,9 @@ func TestTraceJSON(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	for _, l := range lines {
+		checkSchema(t, "hwpprobe-trace/1", []byte(l))
+	}
 	var summary struct {
 		Summary struct {
 			Counters struct{ Delivered, Lost, Matched uint64 }

@@ -200,6 +200,16 @@ func fieldsJSON(fields []regs.Field) (json.RawMessage, error) {
 	return json.RawMessage(b.String()), nil
 }
 
+// summaryJSON is the JSON form of the summary, the last line.
+type summaryJSON struct {
+	Summary Summary `json:"summary"`
+}
+
+// JSONLines are the forms of a line of the JSON output, one value of
+// each Go type, for its schema (docs/schemas/trace.schema.json): a
+// register write, another tracepoint's event, the summary.
+var JSONLines = []any{msrJSON{}, tracepointJSON{}, summaryJSON{}}
+
 // tracepointJSON is the JSON form of another tracepoint's event: event is
 // "group:name", fields as the kernel's format file names them.
 type tracepointJSON struct {
@@ -312,9 +322,7 @@ func (w *Writer) Summary(st ebpf.Stats, d time.Duration, countOnly bool, counts 
 // {"summary":{...}} line in JSON mode.
 func (w *Writer) WriteSummary(s Summary) error {
 	if w.json {
-		if err := w.writeJSON(struct {
-			Summary Summary `json:"summary"`
-		}{s}); err != nil {
+		if err := w.writeJSON(summaryJSON{s}); err != nil {
 			return err
 		}
 		return w.Flush()

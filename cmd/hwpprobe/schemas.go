@@ -1,0 +1,29 @@
+package main
+
+import (
+	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/internal/schema"
+	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/regs"
+	"github.com/hwpprobe/hwpprobe/report"
+	"github.com/hwpprobe/hwpprobe/snapshot"
+)
+
+// jsonOutput is one JSON document hwpprobe prints, its schema's name and
+// file under docs/schemas/ (made from typ by internal/schema; the tests
+// check the committed file and validate the commands' real output).
+type jsonOutput struct {
+	name, file, title string
+	typ               any
+}
+
+// jsonOutputs are every JSON document hwpprobe prints.
+var jsonOutputs = []jsonOutput{
+	{"hwpprobe-snapshot/1", "snapshot.schema.json", "hwpprobe snapshot --json", snapshot.Snapshot{}},
+	{"hwpprobe-decode/1", "decode.schema.json", "hwpprobe decode --json", []regs.Decoded{}},
+	{"hwpprobe-trace/1", "trace.schema.json", "one line of hwpprobe trace --json (JSON lines: writes, tracepoint events, then the summary)", schema.AnyOf(tracefmt.JSONLines)},
+	{"hwpprobe-matrix/1", "matrix.schema.json", "hwpprobe matrix --json", []*profile.Verification{}},
+	{"hwpprobe-profiles/1", "profiles.schema.json", "hwpprobe profiles --json", profile.Catalog{}},
+	{report.StatSchema, "stat.schema.json", "hwpprobe stat --json", report.StatJSON{}},
+	{report.SchemaN, "diff.schema.json", "hwpprobe diff/explain --json FILE (hwpprobe-diff/1 for two sides, hwpprobe-diff/2 for more)", report.DiffJSON{}},
+}
