@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
 // Terminal control sequences of the live line: carriage return, then
@@ -60,8 +60,8 @@ type progress struct {
 // live when w is a terminal (and TERM is not "dumb"). overhead is the
 // expected time before each run (the fixed cool-down).
 func newProgress(w io.Writer, planned int, auto bool, overhead time.Duration) *progress {
-	p := makeProgress(w, liveTerminal(w), planned, auto, overhead)
-	p.width = func() int { return termWidth(w) }
+	p := makeProgress(w, cli.CanRedraw(w), planned, auto, overhead)
+	p.width = func() int { return cli.TermWidth(w) }
 	if p.live {
 		p.ticked.Add(1)
 		go p.tick()
@@ -78,25 +78,6 @@ func makeProgress(w io.Writer, live bool, planned int, auto bool, overhead time.
 		p.stop = make(chan struct{})
 	}
 	return p
-}
-
-func liveTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok || os.Getenv("TERM") == "dumb" {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
-// termWidth is w's terminal's width in columns, 80 when unknown.
-func termWidth(w io.Writer) int {
-	if f, ok := w.(*os.File); ok {
-		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
-			return int(ws.Col)
-		}
-	}
-	return 80
 }
 
 func (p *progress) tick() {

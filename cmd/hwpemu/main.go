@@ -143,17 +143,5 @@ func main() {
 func run(args []string, stdout, stderr io.Writer) int {
 	cmd := newRootCmd(stdout, stderr)
 	cmd.SetArgs(args)
-	return cli.Status(cmd.Execute(), "hwpemu", stderr, isCobraUsage)
-}
-
-// isCobraUsage recognises cobra's own untyped errors for unknown commands
-// and flags.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "invalid argument", "flag needs an argument"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return cli.Status(cmd.Execute(), "hwpemu", stderr)
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/hwpprobe/hwpprobe/report"
-
 	"encoding/json"
 	"fmt"
 	"math"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/internal/termscreen"
 	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/report"
 )
 
 // settingsScript prints every setting diff may change, so that a script

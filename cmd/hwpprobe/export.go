@@ -44,7 +44,7 @@ with -o it replaces OUT only once complete. See docs/export.md.`,
 			if !ok {
 				return cli.Usagef("export: unknown --format %q: csv or parquet", format)
 			}
-			if format == "parquet" && out == "" && isTerminal(cmd.OutOrStdout()) {
+			if format == "parquet" && out == "" && cli.IsTerminal(cmd.OutOrStdout()) {
 				return cli.Usagef("export: Parquet is binary: not written to a terminal; use -o OUT.parquet or redirect standard output")
 			}
 			files := iocheck.Set{Inputs: args, Outputs: []iocheck.Output{{Name: "-o", Path: out}}, Streams: []iocheck.Stream{iocheck.Stderr()}}

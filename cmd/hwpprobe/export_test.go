@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/hwpprobe/hwpprobe/internal/clitest"
 )
 
 // isParquet reports whether b is a whole Parquet file: PAR1 at both ends.
@@ -131,9 +131,7 @@ func TestExportParquetBadInput(t *testing.T) {
 
 // TestExportParquetTerminal: Parquet is not written to a terminal.
 func TestExportParquetTerminal(t *testing.T) {
-	ptm, pts := openPTY(t)
-	defer ptm.Close()
-	defer pts.Close()
+	_, pts := clitest.OpenPTY(t)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, hwpprobeBin, "export", "--format", "parquet", filepath.Join(v1Fixtures, "emu-mtl.rec"))
@@ -144,28 +142,4 @@ func TestExportParquetTerminal(t *testing.T) {
 	if !ok || ee.ExitCode() != exitUsage || !strings.Contains(stderr.String(), "terminal") || strings.Count(stderr.String(), "\n") != 1 {
 		t.Errorf("export --format parquet to a terminal: %v, stderr %q; want exit 2 and one line", err, stderr.String())
 	}
-}
-
-// openPTY opens a pseudo-terminal: its master and its slave.
-func openPTY(t *testing.T) (ptm, pts *os.File) {
-	t.Helper()
-	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := unix.IoctlSetPointerInt(int(ptm.Fd()), unix.TIOCSPTLCK, 0); err != nil {
-		ptm.Close()
-		t.Fatal(err)
-	}
-	n, err := unix.IoctlGetInt(int(ptm.Fd()), unix.TIOCGPTN)
-	if err != nil {
-		ptm.Close()
-		t.Fatal(err)
-	}
-	pts, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		ptm.Close()
-		t.Fatal(err)
-	}
-	return ptm, pts
 }

@@ -8,7 +8,6 @@ package main
 import (
 	"context"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -68,17 +67,5 @@ func run(args []string) int {
 	defer cancel()
 	cmd := newRootCmd()
 	cmd.SetArgs(args)
-	return cli.Status(cmd.ExecuteContext(ctx), "hwpprobe", os.Stderr, isCobraUsage)
-}
-
-// isCobraUsage recognises cobra's own errors for unknown commands and
-// flags, which it does not type.
-func isCobraUsage(err error) bool {
-	msg := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return cli.Status(cmd.ExecuteContext(ctx), "hwpprobe", os.Stderr)
 }

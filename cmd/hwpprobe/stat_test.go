@@ -1,8 +1,6 @@
 package main
 
 import (
-	"github.com/hwpprobe/hwpprobe/report"
-
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/report"
 )
 
 // writeStatFiles writes name -> content into dir and returns the paths

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
@@ -93,15 +91,6 @@ func openSampler(root, cpuSpec string) (*source.Set, *sampler.Sampler, error) {
 	return set, s, nil
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
-	return err == nil
-}
-
 func runWatch(ctx context.Context, w io.Writer, o watchOptions) error {
 	set, s, err := openSampler(global.root, o.cpuSpec)
 	if err != nil {
@@ -124,7 +113,7 @@ func runWatch(ctx context.Context, w io.Writer, o watchOptions) error {
 	if _, err := w.Write(preamble); err != nil {
 		return err
 	}
-	tty := isTerminal(w)
+	tty := cli.CanRedraw(w)
 	tick := time.NewTicker(o.interval)
 	defer tick.Stop()
 	var smp sampler.Sample

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -55,7 +56,7 @@ func (e ExitCodeError) Unwrap() error { return e.Err }
 // an ExitCodeError's Code (printing its Err only when there is one),
 // ExitUsage for a UsageError or an error isUsage recognises, ExitError
 // otherwise.
-func Status(err error, prog string, stderr io.Writer, isUsage func(error) bool) int {
+func Status(err error, prog string, stderr io.Writer) int {
 	if err == nil {
 		return ExitOK
 	}
@@ -68,10 +69,25 @@ func Status(err error, prog string, stderr io.Writer, isUsage func(error) bool) 
 	}
 	fmt.Fprintln(stderr, prog+":", OneLine(err.Error()))
 	var ue UsageError
-	if errors.As(err, &ue) || isUsage(err) {
+	if errors.As(err, &ue) || cobraUsage(err) {
 		return ExitUsage
 	}
 	return ExitError
+}
+
+// cobraUsage recognises cobra's own errors, which it does not type: an
+// unknown command, flag or shorthand, a flag without its argument or
+// with a bad one, and the argument-count validators' words (for a command
+// whose validator is not wrapped in ArgsUsage). One rule for both
+// binaries.
+func cobraUsage(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "flag needs an argument", "invalid argument", "accepts ", "requires at least"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // ArgsUsage makes a cobra argument validator's errors usage errors.
