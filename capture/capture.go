@@ -52,11 +52,11 @@ func Capture(opts Options) (*emu.Description, error) {
 		opts.Now = time.Now
 	}
 	c := &capturer{root: opts.Root, visited: map[string]string{}}
-	present, err := cpus.Present(c.root)
+	present, err := sysfs.NewFS(c.root).PresentCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}
-	online, err := cpus.Online(c.root)
+	online, err := sysfs.NewFS(c.root).OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("capture: %w", err)
 	}

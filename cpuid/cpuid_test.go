@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hwpprobe/hwpprobe/cpus"
+
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
@@ -251,7 +251,7 @@ func TestDevErrors(t *testing.T) {
 		t.Errorf("missing device: %v, want ErrNoDevice", err)
 	}
 	// An offline or absent CPU: the real driver answers ENXIO on open.
-	present, err := cpus.Present("/")
+	present, err := sysfs.NewFS("/").PresentCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,6 @@ package cpus
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -103,32 +101,6 @@ func (l List) Minus(o List) List {
 		}
 	}
 	return out
-}
-
-// ReadFile parses a sysfs cpulist file such as
-// /sys/devices/system/cpu/online.
-func ReadFile(path string) (List, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	l, err := Parse(string(b))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return l, nil
-}
-
-// Online returns the online CPUs of the system whose root file system is at
-// root ("/" for the running system), from sys/devices/system/cpu/online.
-func Online(root string) (List, error) {
-	return ReadFile(filepath.Join(root, "sys/devices/system/cpu/online"))
-}
-
-// Present returns the present CPUs (online or offline) from
-// sys/devices/system/cpu/present.
-func Present(root string) (List, error) {
-	return ReadFile(filepath.Join(root, "sys/devices/system/cpu/present"))
 }
 
 // Select resolves a user's -C argument against the online CPUs: an empty

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/emu/vfs"
@@ -124,7 +125,7 @@ func TestHostLoad(t *testing.T) {
 	}
 	defer real.Close()
 	got := real.Busy()
-	online, err := cpus.Online("/")
+	online, err := sysfs.NewFS("/").OnlineCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,7 +219,7 @@ func TestProjectReaders(t *testing.T) {
 		if got := fs.Emulated(); got != name {
 			t.Errorf("%s: sysfs Emulated() = %q", name, got)
 		}
-		online, err := cpus.Online(root)
+		online, err := sysfs.NewFS(root).OnlineCPUs()
 		if err != nil || len(online) != m.NumCPUs() {
 			t.Errorf("%s: cpus.Online = %v, %v", name, online, err)
 		}

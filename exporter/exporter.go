@@ -92,11 +92,11 @@ func Open(cfg Config) (*Collector, error) {
 		cfg.MinInterval = DefaultMinInterval
 	}
 	c := &Collector{cfg: cfg, fs: sysfs.NewFS(cfg.Root)}
-	online, err := cpus.Online(cfg.Root)
+	online, err := sysfs.NewFS(cfg.Root).OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("online CPUs: %w", err)
 	}
-	present, _ := cpus.Present(cfg.Root)
+	present, _ := sysfs.NewFS(cfg.Root).PresentCPUs()
 	if c.list, err = cpus.Select(cfg.CPUs, online, present); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrBadCPUList, err)
 	}

@@ -10,8 +10,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // writeTree creates files under a temporary root.
@@ -166,7 +168,7 @@ func realMSRPMU(t *testing.T, v hostvariant.Variant) {
 	}
 	taskClock, _ := Software("cpu-clock")
 	cs, _ := Software("context-switches")
-	online, err := cpus.Online("/")
+	online, err := sysfs.NewFS("/").OnlineCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}

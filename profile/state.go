@@ -185,7 +185,7 @@ type Offer struct {
 
 // ReadMachine reads the machine under fs.
 func ReadMachine(fs sysfs.FS) (*Machine, error) {
-	online, err := cpus.Online(fs.Root())
+	online, err := fs.OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("online CPUs: %w", err)
 	}

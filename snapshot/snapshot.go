@@ -288,11 +288,11 @@ type TurboRatio struct {
 // reported in the snapshot's capabilities and n/a values.
 func Build(src Sources, spec string) (*Snapshot, error) {
 	root := src.FS.Root()
-	online, err := cpus.Online(root)
+	online, err := sysfs.NewFS(root).OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("read online CPUs: %w", err)
 	}
-	present, err := cpus.Present(root)
+	present, err := sysfs.NewFS(root).PresentCPUs()
 	if err != nil {
 		present = online
 	}

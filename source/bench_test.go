@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
-	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/sysfs"
@@ -137,7 +136,7 @@ func benchSampler(b *testing.B, set *Set, n int) {
 // BenchmarkSampleRealPerf samples this VM's real perf events (the msr
 // PMU's tsc in one group per CPU: one read(2) per CPU per sample).
 func BenchmarkSampleRealPerf(b *testing.B) {
-	online, err := cpus.Online("/")
+	online, err := sysfs.NewFS("/").OnlineCPUs()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -3,15 +3,15 @@ package source
 import (
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/perfcount"
 	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/sampler"
-	"golang.org/x/sys/unix"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // perfDomains maps the power PMU's events to domains.
@@ -76,7 +76,7 @@ func (s *Set) perfEnergy(cfg Config) error {
 	for i := range s.pkgs {
 		cpu := -1
 		for _, c := range pmu.CPUs {
-			if pkg, err := packageOf(cfg.Root, c); err == nil && pkg == s.pkgs[i].pkg {
+			if t, err := sysfs.NewFS(cfg.Root).Topology(c); err == nil && t.PackageID == s.pkgs[i].pkg {
 				cpu = c
 			}
 		}
@@ -106,58 +106,32 @@ func (s *Set) perfEnergy(cfg Config) error {
 	return nil
 }
 
-// packageOf reads a CPU's physical_package_id.
-func packageOf(root string, cpu int) (int, error) {
-	b, err := os.ReadFile(filepath.Join(root, "sys/devices/system/cpu", "cpu"+strconv.Itoa(cpu), "topology/physical_package_id"))
-	if err != nil {
-		return 0, err
-	}
-	return strconv.Atoi(strings.TrimSpace(string(b)))
-}
-
-// powercapEnergy opens intel-rapl:* energy_uj files, keeping them open
-// for pread.
+// powercapEnergy opens the energy_uj files of the RAPL zones
+// (sysfs.EnergyZones), keeping them open for pread.
 func (s *Set) powercapEnergy(cfg Config) error {
-	dir := filepath.Join(cfg.Root, "sys/class/powercap")
-	ents, err := os.ReadDir(dir)
+	fs := sysfs.NewFS(cfg.Root)
+	zones, err := fs.EnergyZones()
 	if err != nil {
-		return fmt.Errorf("%s: %w", dir, err)
+		return fmt.Errorf("%s: %w", fs.Path("sys/class/powercap"), err)
 	}
 	found := false
 	var maxUJ [sampler.NumDomains]uint64
-	for _, e := range ents {
-		name := e.Name()
-		if !strings.HasPrefix(name, "intel-rapl:") && !strings.HasPrefix(name, "amd-rapl:") {
-			continue
-		}
-		zone := filepath.Join(dir, name)
-		zn, err := readTrim(filepath.Join(zone, "name"))
-		if err != nil {
-			continue
-		}
+	for _, z := range zones {
 		dom, pkg := -1, -1
 		switch {
-		case strings.HasPrefix(zn, "package-"):
+		case strings.HasPrefix(z.Name, "package-"):
 			dom = sampler.DomPkg
-			pkg, _ = strconv.Atoi(strings.TrimPrefix(zn, "package-"))
-		case zn == "psys":
+			pkg, _ = strconv.Atoi(strings.TrimPrefix(z.Name, "package-"))
+		case z.Name == "psys":
 			dom, pkg = sampler.DomPsys, s.pkgs[0].pkg
 		default:
-			d, ok := powercapDomains[zn]
-			if !ok {
+			d, ok := powercapDomains[z.Name]
+			if !ok || !strings.HasPrefix(z.ParentName, "package-") {
 				continue
 			}
+			// A sub-zone counts for its parent's package.
 			dom = d
-			// Sub-zone intel-rapl:P:K: its parent's package.
-			parts := strings.Split(name, ":")
-			if len(parts) != 3 {
-				continue
-			}
-			pz, err := readTrim(filepath.Join(dir, parts[0]+":"+parts[1], "name"))
-			if err != nil || !strings.HasPrefix(pz, "package-") {
-				continue
-			}
-			pkg, _ = strconv.Atoi(strings.TrimPrefix(pz, "package-"))
+			pkg, _ = strconv.Atoi(strings.TrimPrefix(z.ParentName, "package-"))
 		}
 		pi := -1
 		for i, p := range s.pkgs {
@@ -168,27 +142,19 @@ func (s *Set) powercapEnergy(cfg Config) error {
 		if pi < 0 || s.pkgs[pi].powercap[dom] >= 0 {
 			continue
 		}
-		m, err := readTrim(filepath.Join(zone, "max_energy_range_uj"))
-		if err != nil {
-			continue
-		}
-		mx, err := strconv.ParseUint(m, 10, 64)
-		if err != nil {
-			continue
-		}
 		// A raw descriptor: one pread(2) per reading (os.File.ReadAt
 		// would make a second call to see EOF).
-		fd, err := unix.Open(filepath.Join(zone, "energy_uj"), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		fd, err := unix.Open(z.EnergyUJ, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue // unreadable without root since 2020 (CVE-2020-8694)
 		}
 		s.closers = append(s.closers, func() error { return unix.Close(fd) })
 		s.pkgs[pi].powercap[dom] = fd
-		maxUJ[dom] = mx
+		maxUJ[dom] = z.MaxUJ
 		found = true
 	}
 	if !found {
-		return fmt.Errorf("no readable intel-rapl zone in %s", dir)
+		return fmt.Errorf("no readable intel-rapl zone in %s", fs.Path("sys/class/powercap"))
 	}
 	for d := range sampler.NumDomains {
 		complete := true
@@ -244,14 +210,6 @@ func (s *Set) msrEnergy() error {
 		return errors.New("no package energy status register")
 	}
 	return nil
-}
-
-func readTrim(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(b)), nil
 }
 
 // readEnergy fills a package's energy counters from its source.

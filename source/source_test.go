@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/hwpprobe/hwpprobe/cpuid"
-	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 	"github.com/hwpprobe/hwpprobe/msr"
@@ -238,7 +238,7 @@ func TestRealVM(t *testing.T) {
 }
 
 func realVM(t *testing.T, v hostvariant.Variant) {
-	online, err := cpus.Online("/")
+	online, err := sysfs.NewFS("/").OnlineCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}

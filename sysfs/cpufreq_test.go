@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/hwpprobe/hwpprobe/cpus"
 )
 
@@ -77,7 +78,7 @@ func TestThisMachine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	online, err := cpus.Online("/")
+	online, err := NewFS("/").OnlineCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}

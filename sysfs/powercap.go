@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -32,6 +33,85 @@ type PowercapConstraint struct {
 	MaxPowerUW   *int64 // constraint_K_max_power_uw
 }
 
+// powercapID splits a RAPL zone's directory name: the interface
+// ("intel-rapl", the MSR one, which AMD parts use too, or
+// "intel-rapl-mmio") and, for a sub-zone such as intel-rapl:0:1, its
+// parent zone's name ("intel-rapl:0"; "" for a top-level zone). ok is
+// false for anything else under the powercap class (other control types,
+// the control type directories themselves). One rule for every reader of
+// powercap in this project.
+func powercapID(id string) (iface, parent string, ok bool) {
+	iface, rest, found := strings.Cut(id, ":")
+	if !found || (iface != "intel-rapl" && iface != "intel-rapl-mmio") {
+		return "", "", false
+	}
+	parts := strings.Split(rest, ":")
+	for _, p := range parts {
+		if _, err := strconv.ParseUint(p, 10, 32); err != nil {
+			return "", "", false
+		}
+	}
+	switch len(parts) {
+	case 1:
+		return iface, "", true
+	case 2:
+		return iface, iface + ":" + parts[0], true
+	}
+	return "", "", false
+}
+
+// EnergyZone is a RAPL zone with an energy counter, top-level or
+// sub-zone, of the MSR interface (the MMIO interface's package zone
+// counts the same energy again).
+type EnergyZone struct {
+	ID         string // "intel-rapl:0", "intel-rapl:0:0"
+	Name       string // "package-0", "core", "uncore", "dram", "psys"
+	ParentName string // the parent zone's name for a sub-zone ("package-0"), else ""
+	EnergyUJ   string // path of energy_uj
+	MaxUJ      uint64 // max_energy_range_uj: energy_uj wraps to 0 past it
+}
+
+// EnergyZones lists the MSR interface's RAPL zones that name themselves
+// and give their counter's range, sorted by directory name; a zone whose
+// files cannot be read is left out. No powercap directory gives an empty
+// list.
+func (f FS) EnergyZones() ([]EnergyZone, error) {
+	const class = "sys/class/powercap"
+	entries, err := os.ReadDir(f.Path(class))
+	if IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var zones []EnergyZone
+	for _, e := range entries {
+		iface, parent, ok := powercapID(e.Name())
+		if !ok || iface != "intel-rapl" {
+			continue
+		}
+		z := EnergyZone{ID: e.Name(), EnergyUJ: f.Path(class, e.Name(), "energy_uj")}
+		if z.Name, err = f.ReadString(class, e.Name(), "name"); err != nil {
+			continue
+		}
+		if parent != "" {
+			if z.ParentName, err = f.ReadString(class, parent, "name"); err != nil {
+				continue
+			}
+		}
+		mx, err := f.ReadString(class, e.Name(), "max_energy_range_uj")
+		if err != nil {
+			continue
+		}
+		if z.MaxUJ, err = strconv.ParseUint(mx, 10, 64); err != nil {
+			continue
+		}
+		zones = append(zones, z)
+	}
+	slices.SortFunc(zones, func(a, b EnergyZone) int { return strings.Compare(a.ID, b.ID) })
+	return zones, nil
+}
+
 // maxConstraints bounds the constraint_K enumeration.
 const maxConstraints = 8
 
@@ -51,8 +131,7 @@ func (f FS) PowercapZones() ([]PowercapZone, error) {
 	var errs []error
 	for _, e := range entries {
 		id := e.Name()
-		prefix, n, ok := strings.Cut(id, ":")
-		if !ok || strings.Contains(n, ":") || (prefix != "intel-rapl" && prefix != "intel-rapl-mmio") {
+		if _, parent, ok := powercapID(id); !ok || parent != "" {
 			continue
 		}
 		r := optReader{fs: f, dir: class + "/" + id}

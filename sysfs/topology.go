@@ -76,8 +76,8 @@ type HybridPMUs struct {
 // HybridPMUs reads cpu_core/cpus and cpu_atom/cpus; nil, nil when neither
 // exists (not a hybrid part, or not Intel).
 func (f FS) HybridPMUs() (*HybridPMUs, error) {
-	core, cerr := cpus.ReadFile(f.Path("sys/devices/cpu_core/cpus"))
-	atom, aerr := cpus.ReadFile(f.Path("sys/devices/cpu_atom/cpus"))
+	core, cerr := f.CPUList("sys/devices/cpu_core/cpus")
+	atom, aerr := f.CPUList("sys/devices/cpu_atom/cpus")
 	if IsNotExist(cerr) && IsNotExist(aerr) {
 		return nil, nil
 	}

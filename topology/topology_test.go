@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/snapshot/fixture"
@@ -42,7 +43,7 @@ func TestDetectHybrid(t *testing.T) {
 // TestDetectThisMachine runs on the real VM: not hybrid (leaf 7 EDX bit 15
 // clear, no cpu_core/cpu_atom PMUs), one group.
 func TestDetectThisMachine(t *testing.T) {
-	online, err := cpus.Online("/")
+	online, err := sysfs.NewFS("/").OnlineCPUs()
 	if err != nil {
 		t.Fatal(err)
 	}

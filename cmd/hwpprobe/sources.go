@@ -13,11 +13,11 @@ import (
 // root: every online CPU when spec is empty; a CPU that is absent or
 // offline is a usage error.
 func selectCPUs(root, spec string) (cpus.List, error) {
-	online, err := cpus.Online(root)
+	online, err := sysfs.NewFS(root).OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("online CPUs: %w", err)
 	}
-	present, _ := cpus.Present(root)
+	present, _ := sysfs.NewFS(root).PresentCPUs()
 	list, err := cpus.Select(spec, online, present)
 	if err != nil {
 		return nil, cli.UsageError{Err: err}

@@ -15,6 +15,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/tracerun"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
@@ -125,7 +126,7 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 		if cpuList, err = cpus.Parse(f.cpus); err != nil {
 			return cli.UsageError{Err: err}
 		}
-		online, err := cpus.Online(global.root)
+		online, err := sysfs.NewFS(global.root).OnlineCPUs()
 		if err != nil {
 			return fmt.Errorf("online CPUs: %w", err)
 		}

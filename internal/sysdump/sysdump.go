@@ -12,7 +12,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/sysfs"
@@ -54,7 +53,7 @@ func Dump(root string) (map[string]string, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sysdump: %w", err)
 	}
-	online, err := cpus.Online(root)
+	online, err := sysfs.NewFS(root).OnlineCPUs()
 	if err != nil {
 		return nil, fmt.Errorf("sysdump: %w", err)
 	}

@@ -6,10 +6,11 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/sysfs"
-	"golang.org/x/sys/unix"
 )
 
 // Host describes the machine under fs: uname, /proc/cpuinfo of the first
@@ -25,7 +26,7 @@ func Host(fs sysfs.FS) recording.Host {
 		c := infos[0]
 		h.Vendor, h.CPUModel, h.Family, h.Model, h.Stepping, h.Microcode = c.VendorID, c.ModelName, c.Family, c.Model, c.Stepping, c.Microcode
 	}
-	if l, err := cpus.Online(fs.Root()); err == nil {
+	if l, err := fs.OnlineCPUs(); err == nil {
 		h.OnlineCPU = l.String()
 	}
 	h.Driver, _ = fs.ReadString("sys/devices/system/cpu/cpu0/cpufreq/scaling_driver")

@@ -31,7 +31,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
@@ -272,7 +271,7 @@ func DefaultJobs(root string) int {
 		root = "/"
 	}
 	if sysfs.NewFS(root).Emulated() != "" {
-		if l, err := cpus.Online(root); err == nil && len(l) > 0 {
+		if l, err := sysfs.NewFS(root).OnlineCPUs(); err == nil && len(l) > 0 {
 			return len(l)
 		}
 	}
