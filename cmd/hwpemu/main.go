@@ -22,11 +22,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..."; init
+// replaces it when unset with the module version of a `go install` build
+// (internal/buildinfo). Reports and recordings carry it.
+var version = buildinfo.Unset
+
+// build is what this binary knows about its build (`version`, --version).
+var build buildinfo.Info
+
+func init() {
+	build = buildinfo.Read(version)
+	version = build.Version
+}
 
 // Exit statuses of hwpemu itself; `run` otherwise exits with CMD's status
 // (128+N when CMD was killed by signal N), as a shell does.
@@ -103,7 +114,6 @@ intel_pstate / amd-pstate and powercap sysfs files, /proc/cpuinfo and
 time, intel_pstate's rules on governor and EPP writes), and serves them through
 FUSE: in a private mount namespace at the real paths (run) or at a directory
 (serve). Nothing it shows is real hardware.`,
-		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cli.ArgsUsage(cobra.NoArgs),
@@ -113,6 +123,7 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	cli.AddVersion(root, build)
 	root.AddCommand(newRunCmd(), newNamespaceCmd(), newGraftCmd(), newServeCmd(), newListCmd(), newPredictCmd())
 	return root
 }

@@ -12,11 +12,22 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..."; init
+// replaces it when unset with the module version of a `go install` build
+// (internal/buildinfo). Reports and recordings carry it.
+var version = buildinfo.Unset
+
+// build is what this binary knows about its build (`version`, --version).
+var build buildinfo.Info
+
+func init() {
+	build = buildinfo.Read(version)
+	version = build.Version
+}
 
 // Exit statuses.
 const (
@@ -43,7 +54,6 @@ func newRootCmd() *cobra.Command {
 thermal limits per CPU (snapshot, watch), traces what the kernel writes to
 those registers (trace), and records all of it while a workload runs
 (record, show, export). It never writes an MSR.`,
-		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cli.ArgsUsage(cobra.NoArgs),
@@ -52,6 +62,7 @@ those registers (trace), and records all of it while a workload runs
 	root.PersistentFlags().StringVar(&global.root, "root", "/",
 		"system root holding sys/, proc/ and dev/ (for fixture trees and tests)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	cli.AddVersion(root, build)
 	for _, f := range subcommands {
 		root.AddCommand(f())
 	}
