@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # hwpprobe build. `make` builds bin/hwpprobe and bin/hwpemu; `make ci` is what
 # CI runs (installs test dependencies, checks generated code, lints, tests).
 # Go from the download lives in /usr/local/go/bin, which sudo's

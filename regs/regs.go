@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package regs is the catalog of the power-management registers hwpprobe
 // reads: it maps names, aliases and addresses to a Register that decodes a
 // raw value into named fields, in the wording of turbostat and

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what the build and the tests need on a fresh Debian machine:
 # Go (1.26 via the module proxy's toolchain if the system one is older),
 # clang + libbpf headers (eBPF objects), fuse3 (emulated machines),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command hwpemu serves an emulated machine (package emu) through FUSE so
 // that unchanged programs — hwpprobe, turbostat, x86_energy_perf_policy,
 // cat — read its /dev/cpu/N/msr, cpufreq, intel_pstate, powercap and

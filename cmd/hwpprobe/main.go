@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command hwpprobe shows what a CPU's power-management hardware is asked for
 // and what it delivers under each Linux cpufreq setting.
 //
