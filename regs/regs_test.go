@@ -310,3 +310,23 @@ func TestEnergyUnits(t *testing.T) {
 		}
 	}
 }
+
+// TestNames requires every name completion offers to look up its own
+// register, and every register to be offered.
+func TestNames(t *testing.T) {
+	names := Names()
+	offered := map[uint32]bool{}
+	for _, n := range names {
+		r, err := Lookup(n)
+		if err != nil {
+			t.Errorf("Lookup(%q): %v", n, err)
+			continue
+		}
+		offered[r.Address] = true
+	}
+	for _, r := range All() {
+		if !offered[r.Address] {
+			t.Errorf("%s (%#x) is not offered", r.Name, r.Address)
+		}
+	}
+}

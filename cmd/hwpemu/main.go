@@ -26,6 +26,8 @@ import (
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
+	"github.com/hwpprobe/hwpprobe/profile"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; init
@@ -63,6 +65,17 @@ type machineFlags struct {
 // variantUsage is the --variant flag's help.
 var variantUsage = "the model variant, a hypothesis about the hardware (docs/emulator.md): " + strings.Join(emu.Variants(), ", ") + " (default none)"
 
+// Completion of a machine (a built-in name, or a description file) and
+// of --variant.
+var (
+	completeMachines = complete.Words(emu.Names, "", true)
+	completeVariants = complete.Words(emu.Variants, "", false)
+)
+
+// emulatedGovernors are the governors the emulated machines offer
+// (intel_pstate's and amd-pstate's), for predict's profile completion.
+func emulatedGovernors() []string { return profile.DefaultGovernors }
+
 // maxEnergyStart bounds --energy-start: far beyond any counter's wrap
 // (2^32 units of 61 µJ are 262 kJ), and small enough that a float64 of
 // joules still adds microjoules.
@@ -76,6 +89,7 @@ func (f *machineFlags) register(cmd *cobra.Command) {
 	cli.FloatVar(cmd.Flags(), &f.timeScale, "time-scale", 1, 0.001, 1e6,
 		"divide the power limits' time windows (tau) by this, 0.001 to 1e6, so that tests see in seconds what takes minutes")
 	cmd.Flags().StringVar(&f.variant, "variant", "", variantUsage)
+	complete.Flag(cmd, "variant", completeVariants)
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request to stderr")
 }
 
@@ -121,7 +135,6 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 		Args:          cli.ArgsUsage(cobra.NoArgs),
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })

@@ -16,6 +16,8 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; init
@@ -47,6 +49,10 @@ var global globalFlags
 
 // subcommands are registered by the files that implement them.
 var subcommands []func() *cobra.Command
+
+// machineGovernors are the governors the machine under --root offers, for
+// profile completion.
+func machineGovernors() []string { return profile.Governors(sysfs.NewFS(global.root)) }
 
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
