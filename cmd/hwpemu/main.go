@@ -139,6 +139,7 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
 	cli.AddVersion(root, build)
+	cli.AddManCmd(root, "hwpprobe manual")
 	root.AddCommand(newRunCmd(), newNamespaceCmd(), newGraftCmd(), newServeCmd(), newListCmd(), newPredictCmd())
 	return root
 }

@@ -71,6 +71,7 @@ those registers (trace), and records all of it while a workload runs
 		"system root holding sys/, proc/ and dev/ (for fixture trees and tests)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
 	cli.AddVersion(root, build)
+	cli.AddManCmd(root, "hwpprobe manual")
 	for _, f := range subcommands {
 		root.AddCommand(f())
 	}
