@@ -30,18 +30,9 @@ import (
 	"github.com/hwpprobe/hwpprobe/profile"
 )
 
-// version is set at build time with -ldflags "-X main.version=..."; init
-// replaces it when unset with the module version of a `go install` build
-// (internal/buildinfo). Reports and recordings carry it.
+// version is set at build time with -ldflags "-X main.version=..."; when
+// it is not, `hwpemu version` says the module's (internal/buildinfo).
 var version = buildinfo.Unset
-
-// build is what this binary knows about its build (`version`, --version).
-var build buildinfo.Info
-
-func init() {
-	build = buildinfo.Read(version)
-	version = build.Version
-}
 
 // Exit statuses of hwpemu itself; `run` otherwise exits with CMD's status
 // (128+N when CMD was killed by signal N), as a shell does.
@@ -138,7 +129,7 @@ FUSE: in a private mount namespace at the real paths (run) or at a directory
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
-	cli.AddVersion(root, build)
+	cli.AddVersion(root, buildinfo.Read(version))
 	cli.AddManCmd(root, "hwpprobe manual")
 	root.AddCommand(newRunCmd(), newNamespaceCmd(), newGraftCmd(), newServeCmd(), newListCmd(), newPredictCmd())
 	return root
