@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # hwpprobe build. `make` builds bin/hwpprobe and bin/hwpemu; `make ci` is what
 # CI runs (installs test dependencies, checks generated code, lints, tests).
 # Go from the download lives in /usr/local/go/bin, which sudo's
@@ -13,7 +14,7 @@ VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev
 LDFLAGS  := -X main.version=$(VERSION)
 PKGS     := ./...
 
-.PHONY: all build test lint generate check-generate schemas deps ci bench fuzz clean
+.PHONY: all build test lint generate check-generate schemas deps ci bench fuzz clean package package-test licences
 
 all: build
 
@@ -54,7 +55,23 @@ schemas:
 deps:
 	scripts/install-deps.sh
 
-ci: deps check-generate lint build test
+ci: deps check-generate lint build package-test test
+
+# A .deb and an .rpm in bin/ with nfpm: both binaries, one man page per
+# command, bash/zsh/fish completions, the docs and the exporter's systemd
+# unit (docs/packaging.md).
+package: build
+	GO=$(GO) VERSION=$(VERSION) scripts/package.sh
+
+# Installs the .deb into a throwaway root and checks it, its man pages,
+# completions and unit, and the .rpm's contents (scripts/package-test.sh).
+package-test: package
+	scripts/package-test.sh
+
+# Every dependency's licence is on the allow-list; every source file has
+# an SPDX line (internal/licenses; also part of make test).
+licences:
+	$(GO) test -count=1 -run 'TestDependencyLicences|TestSPDX' ./internal/licenses
 
 # Every fuzz target for FUZZTIME each (default 10m; not part of ci, which
 # replays their seeds and committed corpora): make fuzz FUZZTIME=30s

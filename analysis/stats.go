@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package analysis holds the statistics and comparisons hwpprobe diff and
 // hwpprobe stat make over the runs of an experiment: per side, the median
 // with its exact order-statistic confidence interval, and between sides

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # In-kernel cost per msr:write_msr event of hwpprobe's eBPF program next to
 # bpftrace's, attached at the same time (so both see exactly the same
 # events), from the kernel's BPF run-time statistics

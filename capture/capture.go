@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package capture reads a real machine once and turns it into an emulator
 // description (package emu): /proc/cpuinfo, the CPU lists, the topology,
 // cache, cpufreq, intel_pstate, amd_pstate, EPB and powercap sysfs files

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cpuid reads CPUID leaves of a chosen logical CPU through the
 // kernel's cpuid driver (/dev/cpu/N/cpuid, CONFIG_X86_CPUID), and decodes the
 // leaves hwpprobe needs. It never executes the CPUID instruction itself:

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cpus parses and formats CPU lists in the syntax used by perf
 // (-C 0-3,8), the kernel's sysfs cpulist files and taskset -c.
 package cpus

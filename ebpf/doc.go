@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ebpf traces what the kernel writes to the CPU's power-management
 // registers, and the cpufreq drivers' tracepoints, with eBPF.
 //

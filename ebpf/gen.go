@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package ebpf
 
 // The objects are committed so that `go build` needs no clang. `make generate`

@@ -1,6 +1,6 @@
 //go:build ignore
 
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
 //
 // eBPF programs of hwpprobe's MSR tracer (package ebpf). Built with bpf2go;
 // see gen.go for the exact, pinned command line.
@@ -20,7 +20,11 @@
 #include <linux/types.h>
 #include <bpf/bpf_helpers.h>
 
-char __license[] SEC("license") = "GPL";
+// The kernel lets a program call GPL-only helpers (bpf_probe_read_kernel
+// here) only when its licence string is one that license_is_gpl_compatible
+// accepts; "Dual MIT/GPL" is, and matches this file's SPDX line. The rest
+// of hwpprobe is Apache-2.0 (LICENSE), which the kernel does not accept.
+char __license[] SEC("license") = "Dual MIT/GPL";
 
 #define MAX_MSRS 16
 #define MAX_CPU_WORDS 16 /* 1024 CPUs */

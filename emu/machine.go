@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package emu models emulated machines for hwpprobe's end-to-end tests and
 // for trying the tool without the hardware: a machine description
 // (emu/machines/*.yaml) becomes a file tree (package vfs) with

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package experiment runs hwpprobe diff's experiment: the schedule of runs
 // of 2 to MaxSides sides (warm-up runs, then measured runs in blocks that
 // hold each side once, ordered by a Williams Latin square or shuffled with

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package exporter serves hwpprobe's figures as Prometheus metrics: what
 // the power-management registers are asked for (HWP / CPPC request, EPB,
 // cpufreq governor, EPP and driver) and what the CPUs deliver (APERF/MPERF

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package hwp
 
 // The decoders in this file follow the register layouts of the Intel SDM

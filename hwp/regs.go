@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hwp decodes the registers of Intel Hardware P-states (HWP), the
 // energy/performance bias, thermal and platform registers, and AMD's CPPC
 // registers. Every decoder is a pure function over the raw uint64; field

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package msr reads x86 model-specific registers through the kernel's msr
 // driver (/dev/cpu/N/msr, CONFIG_X86_MSR). It only ever opens the devices
 // read-only: hwpprobe never writes an MSR.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package perfcount counts perf events per CPU in groups that are read
 // atomically with one read(2): the msr PMU's aperf/mperf/tsc, hardware
 // cycles/instructions/ref-cycles, the power PMU's energy-* events (with

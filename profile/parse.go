@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package profile is what hwpprobe switches a machine between: a cpufreq
 // setting (a governor, or governor, EPP, EPB, frequency limits and the
 // intel_pstate / amd-pstate globals, optionally per CPU subset), a TuneD or

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rapl decodes the Running Average Power Limit registers of Intel
 // (Intel SDM vol. 3B section 15.10 "Platform Specific Power Management
 // Support") and AMD (PPR: Core::X86::Msr::RAPL_PWR_UNIT, CORE_ENERGY_STAT,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package recording reads and writes hwpprobe recordings: a versioned,
 // compressed stream of typed records (metadata, runs, snapshots, samples,
 // kernel MSR writes, process counters) written as a recording goes, so

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package regs is the catalog of the power-management registers hwpprobe
 // reads: it maps names, aliases and addresses to a Register that decodes a
 // raw value into named fields, in the wording of turbostat and
@@ -237,6 +239,17 @@ func (d *Decoded) assume(format string, a ...any) {
 
 // All returns the catalog in address order.
 func All() []*Register { return append([]*Register(nil), catalog.list...) }
+
+// Names returns every register's name and then its aliases, in address
+// order: what Lookup accepts by name (shell completion offers them).
+func Names() []string {
+	var names []string
+	for _, r := range catalog.list {
+		names = append(names, r.Name)
+		names = append(names, r.Aliases...)
+	}
+	return names
+}
 
 // ByAddress returns the register at an MSR address.
 func ByAddress(addr uint32) (*Register, bool) {

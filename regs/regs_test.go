@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package regs
 
 import (
@@ -305,6 +307,26 @@ func TestEnergyUnits(t *testing.T) {
 		d := r.Decode(tt.raw, tt.ctx)
 		if got, _ := d.Field("energy_j"); got != tt.want {
 			t.Errorf("%s=%#x: energy_j %v, want %v (%q)", tt.reg, tt.raw, got, tt.want, d.Assumptions)
+		}
+	}
+}
+
+// TestNames requires every name completion offers to look up its own
+// register, and every register to be offered.
+func TestNames(t *testing.T) {
+	names := Names()
+	offered := map[uint32]bool{}
+	for _, n := range names {
+		r, err := Lookup(n)
+		if err != nil {
+			t.Errorf("Lookup(%q): %v", n, err)
+			continue
+		}
+		offered[r.Address] = true
+	}
+	for _, r := range All() {
+		if !offered[r.Address] {
+			t.Errorf("%s (%#x) is not offered", r.Name, r.Address)
 		}
 	}
 }

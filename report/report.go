@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package report writes an analysed experiment (package analysis) as
 // terminal text, as Markdown for a bug tracker and as JSON for CI
 // (docs/diff.md describes the JSON schema). It formats only: every figure

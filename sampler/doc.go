@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sampler turns the counters and registers that package source
 // reads into turbostat's per-interval figures: per CPU Avg_MHz, Busy%,
 // Bzy_MHz, TSC_MHz, IPC, CoreTmp, HWP_REQUEST and EPB; per package

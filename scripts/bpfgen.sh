@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Generates and checks the committed eBPF object (ebpf/msrtrace_bpfel.o and
 # its Go file) against its C source (docs/testing.md, "The eBPF object").
 #

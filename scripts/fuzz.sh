@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs every fuzz target of the module (or those whose name matches $1,
 # a grep pattern) for $FUZZTIME each (default 10m), one after another, one
 # worker each, and prints a line per target. `make fuzz` runs it; CI only

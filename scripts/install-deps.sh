@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs what the build and the tests need on a fresh Debian machine:
 # Go (1.26 via the module proxy's toolchain if the system one is older),
 # clang + libbpf headers (eBPF objects), fuse3 (emulated machines),
@@ -7,10 +8,13 @@
 # binutils (objdump: the CPUID library's sites are checked against it),
 # chromium (hwpprobe report's pages are opened in headless Chromium),
 # bpftool, bpftrace and linux-perf (benchmarks), node and npm (the tests of
-# recording/export read Parquet files with DuckDB from the npm registry).
+# recording/export read Parquet files with DuckDB from the npm registry),
+# man-db, systemd, bash-completion and rpm (make package-test installs the
+# .deb in a throwaway root, renders its man pages, completes through its
+# completion script, verifies its unit and lists the .rpm).
 set -euo pipefail
 need=()
-for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium; do
+for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium man-db systemd bash-completion rpm; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 if ! command -v npm >/dev/null; then

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package snapshot builds a one-shot picture of a machine's CPU power
 // management: what the kernel presents in sysfs (cpufreq driver, governor,
 // EPP string, EPB, scaling limits, intel_pstate / amd-pstate globals) next

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package source decides where each of the sampler's figures comes from
 // on this machine, with fallbacks, and reads them (it implements
 // sampler.Reader):

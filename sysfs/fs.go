@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sysfs reads the kernel's power-management interfaces under /sys
 // and /proc (cpufreq, intel_pstate, amd-pstate, energy_perf_bias, topology,
 // powercap) through an FS value rooted at a path, like prometheus/procfs,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package topology tells each logical CPU's package, core and core type
 // (P-core, E-core, LP E-core on hybrid Intel parts), from the kernel's
 // sysfs topology files and /dev/cpu/N/cpuid.

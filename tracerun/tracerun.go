@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tracerun is one `hwpprobe trace` run: it opens the eBPF tracer,
 // runs the traced command through package workload (as the invoking user
 // under sudo, in its own process group, with hwpprobe's signals forwarded),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package workload runs the command hwpprobe measures: as the invoking user
 // when hwpprobe was started with sudo, in its own process group, stopped
 // before its first instruction so that counters can be attached to it, with

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testexp writes synthetic experiment recordings for the tests of
 // analysis, report and the diff command: two sides with the HWP requests
 // intel_pstate writes for the performance governor (min = max, EPP 0) and

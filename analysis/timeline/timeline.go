@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package timeline turns recordings (`hwpprobe record`) and experiments
 // (`hwpprobe diff`) into per-run time series for plots: delivered MHz,
 // Busy%, watts with the power limits, temperatures with TjMax, limit

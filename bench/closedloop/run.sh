@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # hwpemu's closed loop (docs/emulator.md, "Closed loop"), measured. Run as
 # root from the repository root:
 #

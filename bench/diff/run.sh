@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Offline diff of two long recordings (issue 13 item 8: streaming
 # analysis). Run from the repository root:
 #

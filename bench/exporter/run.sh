@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Cost per scrape of `hwpprobe exporter` next to node_exporter's cpufreq
 # and rapl collectors (Debian's prometheus-node-exporter) on the same
 # emulated machine in the same run (issue 15 item 2). Needs root, hwpemu's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Recording read and write costs (issue #12 part 4). Run from the
 # repository root:
 #

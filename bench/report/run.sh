@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Size and render time of hwpprobe report's page (issue #14). Run from the
 # repository root:
 #

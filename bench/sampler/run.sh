@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Sampler cost against turbostat on the same emulated machines (issue #4
 # part 6). Needs root, hwpemu's FUSE emulation, strace, perf, cc and the
 # kernel's turbostat (linux-cpupower), which runs with the project's cpuid

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Cost of building a timeline (package analysis/timeline, issue #14). Run
 # from the repository root:
 #

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command hwpemu serves an emulated machine (package emu) through FUSE so
 // that unchanged programs — hwpprobe, turbostat, x86_energy_perf_policy,
 // cat — read its /dev/cpu/N/msr, cpufreq, intel_pstate, powercap and
@@ -22,11 +24,15 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
+	"github.com/hwpprobe/hwpprobe/profile"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..."; when
+// it is not, `hwpemu version` says the module's (internal/buildinfo).
+var version = buildinfo.Unset
 
 // Exit statuses of hwpemu itself; `run` otherwise exits with CMD's status
 // (128+N when CMD was killed by signal N), as a shell does.
@@ -50,6 +56,17 @@ type machineFlags struct {
 // variantUsage is the --variant flag's help.
 var variantUsage = "the model variant, a hypothesis about the hardware (docs/emulator.md): " + strings.Join(emu.Variants(), ", ") + " (default none)"
 
+// Completion of a machine (a built-in name, or a description file) and
+// of --variant.
+var (
+	completeMachines = complete.Words(emu.Names, "", true)
+	completeVariants = complete.Words(emu.Variants, "", false)
+)
+
+// emulatedGovernors are the governors the emulated machines offer
+// (intel_pstate's and amd-pstate's), for predict's profile completion.
+func emulatedGovernors() []string { return profile.DefaultGovernors }
+
 // maxEnergyStart bounds --energy-start: far beyond any counter's wrap
 // (2^32 units of 61 µJ are 262 kJ), and small enough that a float64 of
 // joules still adds microjoules.
@@ -63,6 +80,7 @@ func (f *machineFlags) register(cmd *cobra.Command) {
 	cli.FloatVar(cmd.Flags(), &f.timeScale, "time-scale", 1, 0.001, 1e6,
 		"divide the power limits' time windows (tau) by this, 0.001 to 1e6, so that tests see in seconds what takes minutes")
 	cmd.Flags().StringVar(&f.variant, "variant", "", variantUsage)
+	complete.Flag(cmd, "variant", completeVariants)
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request to stderr")
 }
 
@@ -103,16 +121,16 @@ intel_pstate / amd-pstate and powercap sysfs files, /proc/cpuinfo and
 time, intel_pstate's rules on governor and EPP writes), and serves them through
 FUSE: in a private mount namespace at the real paths (run) or at a directory
 (serve). Nothing it shows is real hardware.`,
-		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cli.ArgsUsage(cobra.NoArgs),
 		RunE:          func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	cli.AddVersion(root, buildinfo.Read(version))
+	cli.AddManCmd(root, "hwpprobe manual")
 	root.AddCommand(newRunCmd(), newNamespaceCmd(), newGraftCmd(), newServeCmd(), newListCmd(), newPredictCmd())
 	return root
 }

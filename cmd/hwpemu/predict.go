@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -14,6 +16,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/profile"
 )
 
@@ -34,8 +37,9 @@ temperature have settled (after PL2's window, under PL1). It prints per profile
 the mean delivered MHz of each core type, the package watts, PL1 and the
 temperature at the end, and the work rate: the sum over the busy CPUs of their
 delivered MHz, with its ratio to the first profile's.`,
-		Example: `  hwpemu predict --variant min-pins mtl-165u performance powersave:epp=0 powersave:epp=performance`,
-		Args:    cli.ArgsUsage(cobra.MinimumNArgs(2)),
+		Example:           `  hwpemu predict --variant min-pins mtl-165u performance powersave:epp=0 powersave:epp=performance`,
+		Args:              cli.ArgsUsage(cobra.MinimumNArgs(2)),
+		ValidArgsFunction: complete.FirstThen(completeMachines, complete.Profiles(emulatedGovernors, false)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := (&machineFlags{variant: variant, timeScale: 1}).load(args[0], emu.WithLoad(emu.ConstLoad{0}))
 			if err != nil {
@@ -62,6 +66,7 @@ delivered MHz, with its ratio to the first profile's.`,
 		},
 	}
 	cmd.Flags().StringVar(&variant, "variant", "", variantUsage)
+	complete.Flag(cmd, "variant", completeVariants)
 	cli.IntVarP(cmd.Flags(), &busy, "busy-cpus", "", 0, 0, math.MaxInt32,
 		"how many CPUs are busy (the first online ones), 0 for every online CPU")
 	return cmd

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -16,6 +18,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/internal/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
@@ -57,7 +60,8 @@ every 100 ms, so that work takes longer where the model delivers less; by
 default it runs at the host's speed (open loop). Needs root (CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
   sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
-		Args: cli.ArgsUsage(cobra.MinimumNArgs(2)),
+		Args:              cli.ArgsUsage(cobra.MinimumNArgs(2)),
+		ValidArgsFunction: complete.FirstThen(completeMachines, nil),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			args = dropDash(args)
 			if len(args) < 2 {

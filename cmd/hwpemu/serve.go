@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -10,6 +12,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 )
 
@@ -25,7 +28,8 @@ hwpprobe --root DIR. Needs root (CAP_SYS_ADMIN). If serve is killed with
 SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 		Example: `  sudo hwpemu serve mtl-165u /tmp/mtl &
   sudo hwpprobe --root /tmp/mtl snapshot`,
-		Args: cli.ArgsUsage(cobra.ExactArgs(2)),
+		Args:              cli.ArgsUsage(cobra.ExactArgs(2)),
+		ValidArgsFunction: complete.FirstThen(completeMachines, nil),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			m, err := mf.load(args[0])
 			if err != nil {

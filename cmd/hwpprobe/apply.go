@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -8,6 +10,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/profile"
@@ -62,7 +65,8 @@ With CMD, CMD runs under the profile (as the invoking user under sudo) and the
 settings are restored when it ends, when hwpprobe gets SIGINT, SIGTERM, SIGHUP
 or SIGQUIT, or on a panic; hwpprobe exits with CMD's status. Without CMD the
 profile stays until 'hwpprobe restore'. See docs/apply.md.`,
-		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		Args:              cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: complete.FirstThen(complete.Profiles(machineGovernors, false), nil),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dash := cmd.ArgsLenAtDash()
 			if (dash < 0 && len(args) != 1) || dash > 1 {

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/regs"
 )
 
@@ -46,6 +49,7 @@ written.`,
   hwpprobe decode --json 0xc00102b0=e295290f
   hwpprobe decode --cpu 6:69 0x690=0x14000400
   hwpprobe decode --list`,
+		ValidArgsFunction: complete.Words(regs.Names, "=", false),
 		Args: cli.ArgsUsage(func(_ *cobra.Command, args []string) error {
 			if !f.list && len(args) == 0 {
 				return fmt.Errorf("decode needs at least one REG=VALUE argument (or --list)")

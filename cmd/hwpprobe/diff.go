@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -15,6 +17,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/experiment"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/report"
@@ -71,7 +74,8 @@ benchstat's statistics and the ratio B/A with a distribution-free interval.
 Exit status: 0 verdict within thresholds, 1 error, 2 bad input, 3 a --fail-if
 threshold crossed, 4 a run failed, 5 restore failed, 128+N interrupted by
 signal N. See docs/diff.md.`,
-		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		Args:              cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: complete.Profiles(machineGovernors, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runDiff(cmd, o, args)
 		},

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -11,6 +13,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/experiment"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/profile"
 )
 
@@ -33,7 +36,8 @@ from A to B to the steps: each field causes a difference, is shown not to
 --dry-run prints the chain with each step's registers per core type and runs
 nothing. explain EXPERIMENT attributes again from the saved file. Exit status
 as diff's. See docs/explain.md.`,
-		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		Args:              cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: complete.Profiles(machineGovernors, true),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runExplain(cmd, o, args)
 		},

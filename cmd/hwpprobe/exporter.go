@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -10,8 +12,10 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/exporter"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
+	"github.com/hwpprobe/hwpprobe/regs"
 )
 
 func init() { subcommands = append(subcommands, newExporterCmd) }
@@ -75,5 +79,6 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 	cli.DurationVarP(f, &o.MinInterval, "min-interval", "", exporter.DefaultMinInterval, 10*time.Millisecond, time.Hour,
 		"shortest time between two refreshes; scrapes in between get the same figures")
 	f.StringVar(&msrs, "msr", tracefmt.FormatMSRs(tracefmt.DefaultMSRs), "registers whose writes are counted: names or hex numbers, comma-separated")
+	complete.Flag(cmd, "msr", complete.List(regs.Names))
 	return cmd
 }

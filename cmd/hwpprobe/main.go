@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command hwpprobe shows what a CPU's power-management hardware is asked for
 // and what it delivers under each Linux cpufreq setting.
 //
@@ -11,11 +13,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
-// version is set at build time with -ldflags "-X main.version=...".
-var version = "dev"
+// version is set at build time with -ldflags "-X main.version=..."; init
+// replaces it when unset with the module version of a `go install` build
+// (internal/buildinfo). Reports and recordings carry it.
+var version = buildinfo.Unset
+
+// build is what this binary knows about its build (`version`, --version).
+var build buildinfo.Info
+
+func init() {
+	build = buildinfo.Read(version)
+	version = build.Version
+}
 
 // Exit statuses.
 const (
@@ -34,6 +49,10 @@ var global globalFlags
 // subcommands are registered by the files that implement them.
 var subcommands []func() *cobra.Command
 
+// machineGovernors are the governors the machine under --root offers, for
+// profile completion.
+func machineGovernors() []string { return profile.Governors(sysfs.NewFS(global.root)) }
+
 func newRootCmd() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "hwpprobe",
@@ -42,7 +61,6 @@ func newRootCmd() *cobra.Command {
 thermal limits per CPU (snapshot, watch), traces what the kernel writes to
 those registers (trace), and records all of it while a workload runs
 (record, show, export). It never writes an MSR.`,
-		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cli.ArgsUsage(cobra.NoArgs),
@@ -51,6 +69,8 @@ those registers (trace), and records all of it while a workload runs
 	root.PersistentFlags().StringVar(&global.root, "root", "/",
 		"system root holding sys/, proc/ and dev/ (for fixture trees and tests)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
+	cli.AddVersion(root, build)
+	cli.AddManCmd(root, "hwpprobe manual")
 	for _, f := range subcommands {
 		root.AddCommand(f())
 	}

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -9,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/sysfs"
@@ -29,7 +32,8 @@ hold (or the kernel's refusal), restores the settings, and prints the table.
 With --expect FILE it compares the table with FILE and exits 1 on any
 difference, printing it: for kernel CI, to catch an update that changes what
 a governor or EPP string sends the hardware. See docs/matrix.md.`,
-		Args: cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		Args:              cli.ArgsUsage(cobra.MinimumNArgs(1)),
+		ValidArgsFunction: complete.Profiles(machineGovernors, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			files := iocheck.Set{Inputs: append(profileFiles(args), expect), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
 			if err := checkFiles("matrix", files); err != nil {

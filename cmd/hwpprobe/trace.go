@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 import (
@@ -14,7 +16,9 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
+	"github.com/hwpprobe/hwpprobe/regs"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/tracerun"
 	"github.com/hwpprobe/hwpprobe/workload"
@@ -68,6 +72,7 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.msrs, "msr", "", "MSRs to trace: register names or hex numbers, comma-separated (default: HWP, EPB, PERF_CTL and CPPC registers)")
+	complete.Flag(cmd, "msr", complete.List(regs.Names))
 	fl.StringVar(&f.events, "events", "power", `other tracepoints: "power" (those of the power and amd_cpu groups this kernel has), "none", or group:name,...`)
 	cli.CPUListVar(fl, &f.cpus, "CPUs to trace, e.g. 0-3,8 (default: all)")
 	cli.DurationVarP(fl, &f.duration, "duration", "", 0, minDuration, maxDuration, "stop after this long, 1ms to 8760h (default: until Ctrl-C or until CMD exits)")

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tracefmt writes the events of an ebpf.Tracer as text (one line
 // per event, decoded with package regs, with what changed since the same
 // CPU's previous write of the register) or as JSON lines, and ends with a

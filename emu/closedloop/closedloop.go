@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package closedloop holds a command's CPU time to what an emulated
 // machine delivers: the command runs in its own cgroup (internal/cgroup);
 // every Interval the loop measures the CPU time of the group's threads,

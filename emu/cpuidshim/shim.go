@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cpuidshim builds the LD_PRELOAD library that lets the kernel's
 // own tools (x86_energy_perf_policy, turbostat) run against an emulated
 // machine: it answers the CPUID instruction from the machine's

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package fusefs serves an emulated machine's file tree (package emu/vfs)
 // through FUSE, so that unchanged programs (hwpprobe, turbostat,
 // x86_energy_perf_policy, cat) read it with ordinary system calls.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /*
  * affinity.c: an LD_PRELOAD library whose sched_setaffinity always
  * succeeds. turbostat migrates to each CPU it reports; an emulated machine

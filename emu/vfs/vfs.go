@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package vfs is the in-memory file tree an emulated machine presents:
 // directories, text files with read and write behaviour, devices that answer
 // each offset on their own (/dev/cpu/N/msr, /dev/cpu/N/cpuid), and symbolic

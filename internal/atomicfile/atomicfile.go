@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package atomicfile writes output files so that a failure never leaves a
 // half-written or empty one and no command writes over its own input: the
 // data goes to a temporary name in the output's directory, is synced, and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package browsertest opens hwpprobe's HTML pages (package
 // report/htmlreport) in headless Chromium through the DevTools protocol
 // (github.com/chromedp/chromedp), for the tests and the benchmark: it

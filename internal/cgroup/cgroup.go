@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cgroup makes a control group for one command and holds its CPU
 // bandwidth to a quota, on the cpu controller of cgroup v2 (cpu.max) or of
 // cgroup v1 (cpu.cfs_quota_us and cpu.cfs_period_us), as the kernel's

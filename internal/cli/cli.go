@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cli holds what the hwpprobe and hwpemu commands share: errors
 // that choose the exit status, and turning a command's error into a
 // message and that status.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package clitest sends hostile text through every flag and argument of a
 // built command and checks what it prints on stderr: the tests of
 // cmd/hwpprobe and cmd/hwpemu that their messages stay on one line and

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package cpudev keeps one read-only descriptor per CPU for a per-CPU
 // device file <root>/dev/cpu/N/<name> (the msr and cpuid drivers), and
 // classifies the errors opening one can give. The msr and cpuid packages

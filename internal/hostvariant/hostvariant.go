@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package hostvariant runs a test as it would run on each kind of host
 // that CI lands on, whatever host it runs on. The CI machines differ from
 // one run to the next (docs/testing.md, "Host kinds"): an Intel VM has

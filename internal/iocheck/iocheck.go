@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package iocheck checks, before a command reads or changes anything,
 // what it will write against what it reads: no output file and no
 // standard stream it writes may be one of its input files, no two

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package procstat splits a /proc/PID/stat line (proc(5)) into its
 // fields. The command, field 2, is in parentheses and may itself hold
 // spaces and parentheses, so the fields are read after its last ')'.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package rowindex keeps per-CPU state for readers of a recording's
 // sample rows. The rows of a run keep their CPU order from batch to
 // batch, so a row's state is found by its position, and the map by CPU

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package runctx reads the context of a recording (recording.Context):
 // the power daemons that also write cpufreq settings, with their mode;
 // the ACPI platform profile; the power supply; the firmware's identity;

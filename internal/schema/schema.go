@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package schema derives a JSON Schema (draft 2020-12) from the Go type a
 // command encodes with encoding/json, following encoding/json's rules
 // exactly, so that the schema files under docs/schemas/ are what the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sigquit makes SIGQUIT end the process with status 131
 // (128+SIGQUIT, what a shell reports for a program the signal killed)
 // instead of the Go runtime's default for it: every goroutine's stack on

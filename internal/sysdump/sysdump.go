@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sysdump reads everything a settings change could leave behind,
 // for tests that check a machine is back byte for byte: every file under
 // /sys/devices/system/cpu and, on every online CPU, the request registers

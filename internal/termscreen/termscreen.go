@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package termscreen replays what a program wrote to a terminal into the
 // lines a person would see afterwards, for tests of output redrawn in
 // place: carriage return, line feed (with the tty's usual onlcr, so it

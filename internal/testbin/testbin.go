@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package testbin builds the project's commands for end-to-end tests, the
 // way the Makefile builds them: pure Go (CGO_ENABLED=0). A cgo hwpemu
 // deadlocks inside its own mount namespace (see cmd/hwpemu/cgo_guard.go),

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package tooltable reads the tables turbostat and `hwpprobe watch` print,
 // one per sample, into rows of fields named by their columns, for tests
 // that compare the tools' figures.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package export writes a recording's samples in formats other tools read.
 package export
 

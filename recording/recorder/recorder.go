@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package recorder records one run of a workload: it starts the command
 // (package workload) stopped, attaches its process counters, takes the
 // "before" snapshot and the sampler's baseline, lets it run while sampling

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package summary condenses a recorded run into the figures `hwpprobe
 // record` prints at the end and `hwpprobe show` prints for a file: the
 // run's outcome, time-weighted turbostat averages per core type and for

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package synth writes synthetic recordings for benchmarks: the records
 // `hwpprobe record` writes (meta, run start, snapshots, one-second sample
 // batches, trace batches, process counters, run end, end), for any number

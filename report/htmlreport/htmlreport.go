@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package htmlreport writes `hwpprobe report`'s page: one self-contained
 // HTML file (styles, scripts and data inline; nothing fetched) for an
 // analysed experiment (package analysis) or a recording, with tables

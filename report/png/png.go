@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package png renders the main charts of a timeline (package
 // analysis/timeline) as PNG files, for bug trackers that take no HTML:
 // delivered MHz and Busy% per core type, package power with PL1 and PL2,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package buildlike is hwpprobe diff's built-in workload: a seeded,
 // deterministic job shaped like `make -j$(nproc)` building a kernel. It is
 // a fixed amount of compute work, split into many short-lived processes

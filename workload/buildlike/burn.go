@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package buildlike
 
 // unitIterations is the number of mixing steps in one work unit: about

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command gen writes a synthetic recording (package recording/synth) or
 // decompresses a recording's zstd payloads alone, or decodes every record
 // of it doing nothing with them (the reader's raw decode), for

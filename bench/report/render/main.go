@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command render measures how long hwpprobe report's pages take to show
 // in headless Chromium, for bench/report/run.sh: in one browser it opens a
 // blank page (no script but the self-check's marker) and each page given,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command build builds the timeline of recordings (package
 // analysis/timeline) and writes its JSON to stdout, its size and the
 // series' point count to stderr, and with -png its charts (package

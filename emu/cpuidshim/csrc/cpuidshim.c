@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /*
  * cpuidshim: an LD_PRELOAD library that answers the CPUID instruction from
  * an emulated machine's /dev/cpu/N/cpuid file, so that tools which gate on

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 /*
  * Prints CPUID leaf[.subleaf] for each argument as "leaf.sub: eax ebx ecx
  * edx". The argument "ud2" executes UD2 and "segv" writes through a null

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package quittest starts a program again and again and sends it SIGQUIT
 // at a range of moments after package sigquit has initialized in it: the
 // test, for hwpprobe and hwpemu, that SIGQUIT never meets the Go

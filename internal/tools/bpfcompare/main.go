@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command bpfcompare checks that two eBPF objects compiled from the same C
 // source by different compilers agree in everything the loader relies on,
 // where their bytes cannot (scripts/bpfgen.sh check, with a clang other

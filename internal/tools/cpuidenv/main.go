@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command cpuidenv builds the CPUID library (emu/cpuidshim) into a
 // directory and prints, one per line, the environment entries that let
 // the named programs run against an emulated machine's /dev/cpu/0/cpuid on

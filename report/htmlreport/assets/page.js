@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // hwpprobe report page: draws the charts described by the JSON in
 // #hwp-data with uPlot, keeps the zoom of each group of timelines in step,
 // and checks that every chart drew something (window.hwpCheck,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package words holds the phrases that the text, Markdown and HTML
 // reports share, so that every format words a figure the same way.
 package words

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Reads a Parquet file with DuckDB and prints, as one JSON object, the
 // file's Parquet schema (parquet_schema: physical, logical type and
 // repetition of each column), the columns as DuckDB reads them (name and

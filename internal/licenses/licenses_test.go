@@ -1,0 +1,180 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package licenses
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+// repoRoot is the repository this package is in.
+const repoRoot = "../.."
+
+// TestDependencyLicences classifies every module the build, the tests and
+// the tools compile and fails on any whose licence is not known.
+func TestDependencyLicences(t *testing.T) {
+	mods, err := BuildModules("go", repoRoot, "./...", "tool")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mods) < 50 {
+		t.Fatalf("go list found %d modules; the build has more than 50", len(mods))
+	}
+	ls, err := Check(mods, Allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range ls {
+		t.Logf("%s %s: %s (%s)", l.Module.Path, l.Module.Version, strings.Join(l.IDs, ", "), strings.Join(l.Files, ", "))
+	}
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		dir     string
+		want    []string
+		unknown bool // the error wraps ErrUnknown
+	}{
+		{"mit", []string{"MIT"}, false},
+		{"gpl3mod", []string{"GPL-3.0"}, false}, // known, and not allowed (TestCheck)
+		{"nolicence", nil, true},
+		{"custom", nil, true},
+		{"mitplus", nil, true}, // MIT with added terms nobody reviewed
+	}
+	for _, tt := range tests {
+		t.Run(tt.dir, func(t *testing.T) {
+			l, err := Classify(Module{Path: "example.com/" + tt.dir, Dir: filepath.Join("testdata", tt.dir)})
+			if got := errors.Is(err, ErrUnknown); got != tt.unknown {
+				t.Fatalf("Classify: error %v, want unknown %v", err, tt.unknown)
+			}
+			if err != nil {
+				return
+			}
+			if diff := cmp.Diff(tt.want, l.IDs); diff != "" {
+				t.Errorf("IDs (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestCheckFakeDependency builds the module graph of a program that
+// imports a fake dependency under GPL-3.0 (testdata/gpl3mod), as the
+// repository's own test does, and requires Check to refuse it, and only
+// it.
+func TestCheckFakeDependency(t *testing.T) {
+	fake, err := filepath.Abs("testdata/gpl3mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":  "module example.com/app\n\ngo 1.26.0\n\nrequire example.com/gpl v0.0.0\n\nreplace example.com/gpl => " + fake + "\n",
+		"main.go": "package main\n\nimport \"example.com/gpl\"\n\nfunc main() { println(gpl.Answer) }\n",
+		"LICENSE": mustRead(t, "testdata/mit/LICENSE"),
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mods, err := BuildModules("go", dir, "./...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, m := range mods {
+		paths = append(paths, m.Path)
+	}
+	if diff := cmp.Diff([]string{"example.com/app", "example.com/gpl"}, paths); diff != "" {
+		t.Fatalf("modules (-want +got):\n%s", diff)
+	}
+	ls, err := Check(mods, Allowed)
+	if !errors.Is(err, ErrUnknown) || !strings.Contains(err.Error(), "example.com/gpl: GPL-3.0 is not on the allow-list") {
+		t.Fatalf("Check: error %v, want example.com/gpl's GPL-3.0 refused", err)
+	}
+	if strings.Contains(err.Error(), "example.com/app") || len(ls) != 2 {
+		t.Errorf("Check refused more than the fake dependency: %v (%d classified)", err, len(ls))
+	}
+	// The same graph passes once GPL-3.0 is allowed: the refusal is the
+	// allow-list's.
+	if _, err := Check(mods, append(Allowed[:len(Allowed):len(Allowed)], "GPL-3.0")); err != nil {
+		t.Errorf("Check with GPL-3.0 allowed: %v", err)
+	}
+}
+
+func mustRead(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestIsLicenceFile(t *testing.T) {
+	for name, want := range map[string]bool{
+		"LICENSE": true, "LICENSE.txt": true, "License": true, "LICENSE-APACHE": true, "COPYING": true, "LICENCE.md": true,
+		"license.go": false, "LICENSES": false, "licensecheck": false, "README": false,
+	} {
+		if got := isLicenceFile(name); got != want {
+			t.Errorf("isLicenceFile(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
+
+// TestSPDX requires an SPDX-License-Identifier line in every tracked
+// source file.
+func TestSPDX(t *testing.T) {
+	cmd := exec.Command("git", "ls-files")
+	cmd.Dir = repoRoot
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("not a git checkout (git ls-files: %v)", err)
+	}
+	paths := strings.Fields(string(out))
+	missing, err := MissingSPDX(repoRoot, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) > 0 {
+		t.Errorf("%d source files have no SPDX-License-Identifier line in their first 5 lines:\n%s", len(missing), strings.Join(missing, "\n"))
+	}
+}
+
+func TestMissingSPDX(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"a.go":              "// SPDX-License-Identifier: Apache-2.0\n\npackage a\n",
+		"b.go":              "// Package b has no licence line.\npackage b\n",
+		"gen.go":            "// Code generated by bpf2go; DO NOT EDIT.\n\npackage a\n",
+		"run.sh":            "#!/bin/sh\n# SPDX-License-Identifier: Apache-2.0\necho\n",
+		"bare.sh":           "#!/bin/sh\necho\n",
+		"late.c":            "1\n2\n3\n4\n5\n// SPDX-License-Identifier: Apache-2.0\n",
+		"Makefile":          "all:\n",
+		"data.csv":          "a,b\n",
+		"page.tmpl":         "{{- /* SPDX-License-Identifier: Apache-2.0 */ -}}\n<p>\n",
+		"fake-generated.go": "package a\n// Code generated by hand; DO NOT EDIT.\n",
+	}
+	var paths []string
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, name)
+	}
+	got, err := MissingSPDX(dir, paths)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Makefile", "b.go", "bare.sh", "fake-generated.go", "late.c"}
+	if diff := cmp.Diff(want, got, cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+		t.Errorf("MissingSPDX (-want +got):\n%s", diff)
+	}
+}
