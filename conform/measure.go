@@ -41,7 +41,11 @@ func measure(cfg Config, set *source.Set, tr *trace, s *snapshot.Snapshot) (map[
 	stop := make(chan struct{})
 	var end uint64
 	writes, _ := tr.collect(stop, &end)
-	halt := spin(len(typeOf))
+	// One thread per CPU this process may run on: every online CPU on a
+	// real machine; under an emulated machine, which is busy as its host
+	// is, no more threads than the host runs (more would starve its FUSE
+	// server).
+	halt := spin(min(len(typeOf), runtime.NumCPU()))
 	time.Sleep(cfg.Warmup)
 	smp, err := sampler.New(set)
 	if err != nil {

@@ -7,10 +7,12 @@
 # binutils (objdump: the CPUID library's sites are checked against it),
 # chromium (hwpprobe report's pages are opened in headless Chromium),
 # bpftool, bpftrace and linux-perf (benchmarks), node and npm (the tests of
-# recording/export read Parquet files with DuckDB from the npm registry).
+# recording/export read Parquet files with DuckDB from the npm registry),
+# linux-source (the kernel's KTAP parser tools/testing/kunit, which the
+# conform tests extract once) and python3-junitparser (reads conform's JUnit).
 set -euo pipefail
 need=()
-for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium; do
+for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium linux-source python3-junitparser; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 if ! command -v npm >/dev/null; then
