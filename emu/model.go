@@ -315,17 +315,27 @@ func (m *Machine) deliveredMHz(c *cpu, b float64) (mhz, ref float64) {
 		v, _ := m.constMSR(c, msrHWPCapabilities)
 		caps := hwp.DecodeCapabilities(v)
 		r := hwp.DecodeRequest(c.regs[msrHWPRequest])
-		perf := hwpTarget(r.Min, r.Max, r.Desired, r.EPP, int(caps.Lowest), int(caps.MostEfficient), int(caps.Highest), b)
+		perf := hwpTarget(r.Min, m.requestMax(r.Max), r.Desired, r.EPP, int(caps.Lowest), int(caps.MostEfficient), int(caps.Highest), b)
 		k := float64(c.ct.PerfKHz) / 1000
 		return float64(perf) * k, float64(caps.Guaranteed) * k
 	case "amd-pstate-epp":
 		cp := m.amdCaps(c)
 		r := hwp.DecodeCPPCReq(c.regs[msrCPPCReq])
-		perf := hwpTarget(r.Min, r.Max, r.Desired, r.EPP, cp.lowest, cp.lowestNonlinear, cp.highest, b)
+		perf := hwpTarget(r.Min, m.requestMax(r.Max), r.Desired, r.EPP, cp.lowest, cp.lowestNonlinear, cp.highest, b)
 		k := float64(c.ct.NominalMHz) / float64(cp.nominal)
 		return float64(perf) * k, float64(c.ct.NominalMHz)
 	}
 	return float64(m.desc.TSCMHz), float64(m.desc.TSCMHz)
+}
+
+// requestMax is the request's Maximum as the model honours it: as written,
+// or, under the deliberately broken VariantBrokenMax, 255 (no maximum:
+// the capabilities' Highest bounds the level).
+func (m *Machine) requestMax(max uint8) uint8 {
+	if m.variant == VariantBrokenMax {
+		return 255
+	}
+	return max
 }
 
 // fullLoadBusy is the busy fraction from which the frequency model treats

@@ -29,6 +29,11 @@ const (
 	// powercap zone while the package stays hot, and restores it once it
 	// has cooled (platform.go).
 	VariantPlatformPL1 = "platform-pl1"
+	// VariantBrokenMax is a deliberately broken model, for testing
+	// `hwpprobe conform`: the hardware ignores the request's Maximum and
+	// runs up to Highest, so scaling_max_freq is not honoured. No real
+	// part is thought to do this.
+	VariantBrokenMax = "broken-max"
 )
 
 // VariantPath is where the tree names the model variant in force (one
@@ -49,6 +54,7 @@ var variantList = []variantInfo{
 	{VariantEPPVoltage, fmt.Sprintf("EPP 0 costs %gx the active power for the same frequency, falling linearly to 1x at EPP %d", eppVoltageAt0, eppVoltageEnd)},
 	{VariantPlatformPL1, fmt.Sprintf("a platform controller writes PL1 (powercap constraint_0_power_limit_uw) down to %.3g of itself after the package is above %g C for %g s, and back after it is below %g C for %g s",
 		platformPL1Factor, platformTripC, platformHoldS, platformClearC, platformHoldS)},
+	{VariantBrokenMax, "DELIBERATELY BROKEN (for testing hwpprobe conform): the hardware ignores the request's Maximum and runs up to Highest"},
 }
 
 // Variants returns the model variant names, the default (VariantNone)
@@ -85,8 +91,9 @@ func (m *Machine) VariantSummary() string {
 }
 
 // checkVariant sets the default variant and refuses an unknown one, or one
-// that changes nothing on this machine: every variant but none acts on a
-// package power limit, which needs a pkg_power_limit register and a
+// that changes nothing on this machine: every variant but none and
+// broken-max (which needs only HWP or CPPC requests) acts on a package
+// power limit, which needs a pkg_power_limit register and a
 // driver whose requests it shares the budget among; platform-pl1 also
 // needs the thermal model it watches.
 func (m *Machine) checkVariant() error {
@@ -103,6 +110,7 @@ func (m *Machine) checkVariant() error {
 	switch {
 	case len(m.desc.Files) > 0 || (m.desc.Driver.Name != "intel_pstate" && m.desc.Driver.Name != "amd-pstate-epp"):
 		missing = "no HWP or CPPC requests (no intel_pstate or amd-pstate-epp driver)"
+	case m.variant == VariantBrokenMax:
 	case !m.pkgs[0].limits.has:
 		missing = "no package power limit (no pkg_power_limit register)"
 	case m.variant == VariantPlatformPL1 && m.desc.Thermal == nil:

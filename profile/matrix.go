@@ -45,7 +45,7 @@ func Matrix(o MatrixOptions) (out []*Verification, err error) {
 		return nil, err
 	}
 	sigs := make(chan os.Signal, 4)
-	defer sigquit.Notify(sigs, caught...)()
+	defer sigquit.Notify(sigs, Caught...)()
 	sw, err := Begin(o.Options, "matrix: "+strings.Join(o.Profiles, " "))
 	if err != nil {
 		return nil, err
@@ -63,7 +63,7 @@ func Matrix(o MatrixOptions) (out []*Verification, err error) {
 		}
 	}()
 	for _, p := range ps {
-		if sig := pending(sigs); sig != nil {
+		if sig := Pending(sigs); sig != nil {
 			return out, fmt.Errorf("interrupted by %v", sig)
 		}
 		v, err := matrixOne(o, sw, m, p)
@@ -84,22 +84,33 @@ func matrixChecks(o MatrixOptions, ps []*Profile) (*Machine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read settings: %w", err)
 	}
+	if err := CheckBeforeWrites(m, ps, o.IgnoreDaemons); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// CheckBeforeWrites makes the checks that stop a run of several profiles
+// (matrix, conform) before any write: a machine without cpufreq, a
+// tuned: or ppd: profile without its daemon, and a power daemon running
+// (unless ignoreDaemons: `--ignore-daemons`).
+func CheckBeforeWrites(m *Machine, ps []*Profile, ignoreDaemons bool) error {
 	var running []Running
-	if !o.IgnoreDaemons {
-		running = DetectDaemons(o.FS)
+	if !ignoreDaemons {
+		running = DetectDaemons(m.FS)
 	}
 	for _, p := range ps {
 		if _, err := m.Plan(p); errors.Is(err, ErrNoCPUFreq) {
-			return nil, err
+			return err
 		}
-		if err := CheckProfileDaemon(o.FS, p); err != nil {
-			return nil, err
+		if err := CheckProfileDaemon(m.FS, p); err != nil {
+			return err
 		}
 		if err := CheckDaemons(running, p, "--ignore-daemons"); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return m, nil
+	return nil
 }
 
 // matrixOne applies one profile from the original settings and verifies

@@ -33,8 +33,9 @@ type RunOptions struct {
 	Stderr        io.Writer
 }
 
-// caught are the signals after which the settings are restored.
-var caught = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+// Caught are the signals after which the settings are restored (apply,
+// matrix, conform).
+var Caught = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // Run applies a profile: it parses and plans it, refuses what the machine
 // or the kernel would refuse and running power daemons (all before any
@@ -52,7 +53,7 @@ func Run(o RunOptions) (code int, err error) {
 		return 0, dryRun(o, m, p)
 	}
 	sigs := make(chan os.Signal, 4)
-	defer sigquit.Notify(sigs, caught...)()
+	defer sigquit.Notify(sigs, Caught...)()
 	sw, err := Begin(o.Options, p.Text)
 	if err != nil {
 		return 0, err
@@ -66,7 +67,7 @@ func Run(o RunOptions) (code int, err error) {
 	if _, err := sw.Apply(p); err != nil {
 		return 0, restoreAfter(o, sw, err)
 	}
-	if sig := pending(sigs); sig != nil {
+	if sig := Pending(sigs); sig != nil {
 		return signalStatus(sig), restoreAfter(o, sw, fmt.Errorf("interrupted by %v", sig))
 	}
 	if v, err := Verify(o.Sources, m, p); err == nil {
@@ -78,7 +79,7 @@ func Run(o RunOptions) (code int, err error) {
 		fmt.Fprintf(o.Out, "applied %s; the settings stay until `hwpprobe restore` (journal %s)\n", p, o.journalDir())
 		return 0, sw.Release()
 	}
-	if sig := pending(sigs); sig != nil {
+	if sig := Pending(sigs); sig != nil {
 		return signalStatus(sig), restoreAfter(o, sw, fmt.Errorf("interrupted by %v", sig))
 	}
 	code = runCommand(o, sigs)
@@ -113,7 +114,8 @@ func prepare(o RunOptions) (*Profile, *Machine, error) {
 	return p, m, nil
 }
 
-func pending(sigs chan os.Signal) os.Signal {
+// Pending returns a signal waiting on sigs, or nil without waiting.
+func Pending(sigs chan os.Signal) os.Signal {
 	select {
 	case s := <-sigs:
 		return s

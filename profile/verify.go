@@ -164,15 +164,21 @@ func notes(m *Machine, r Row, c snapshot.CPU) []string {
 		}
 	}
 	if want, ok := r.Asked[EPB]; ok && r.EPB != nil {
-		normal := hwp.EPBNormal(uint32(m.Family), uint32(m.Model))
-		val, isName := hwp.EPBValue(want, normal)
-		if !isName {
-			n, _ := strconv.Atoi(want)
-			val = uint8(n)
-		}
-		if int(val) != *r.EPB {
+		if val := m.EPBValue(want); int(val) != *r.EPB {
 			out = append(out, fmt.Sprintf("EPB %d, not the %d that epb=%s gives (arch/x86/kernel/cpu/intel_epb.c): another writer?", *r.EPB, val, want))
 		}
 	}
 	return out
+}
+
+// EPBValue is the IA32_ENERGY_PERF_BIAS value that epb=want gives on this
+// machine: a name's value (arch/x86/kernel/cpu/intel_epb.c; "normal"
+// depends on the model) or the number itself.
+func (m *Machine) EPBValue(want string) uint8 {
+	val, isName := hwp.EPBValue(want, hwp.EPBNormal(uint32(m.Family), uint32(m.Model)))
+	if !isName {
+		n, _ := strconv.Atoi(want)
+		val = uint8(n)
+	}
+	return val
 }

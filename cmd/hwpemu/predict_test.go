@@ -89,7 +89,7 @@ func TestPredictBadInput(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"predict", "--variant", "fast", "mtl-165u", "performance"}, `hwpemu: unknown model variant "fast" (variants: none, min-pins, epp-voltage, platform-pl1)`},
+		{[]string{"predict", "--variant", "fast", "mtl-165u", "performance"}, `hwpemu: unknown model variant "fast" (variants: none, min-pins, epp-voltage, platform-pl1, broken-max)`},
 		{[]string{"predict", "--variant", "min-pins", "zen4-amd-pstate", "performance"}, "hwpemu: model variant min-pins does not apply to zen4-amd-pstate: it has no package power limit"},
 		{[]string{"predict", "--variant", "platform-pl1", "zen4-amd-pstate", "performance"}, "hwpemu: model variant platform-pl1 does not apply to zen4-amd-pstate"},
 		{[]string{"predict", "--busy-cpus", "15", "mtl-165u", "performance"}, "hwpemu: predict: 15 busy CPUs: mtl-165u has 14 online (1 to 14, or 0 for all)"},
@@ -99,7 +99,7 @@ func TestPredictBadInput(t *testing.T) {
 		{[]string{"predict", "mtl-165u", "performance:epp=power"}, "hwpemu: predict: profile performance:epp=power: write sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference: device or resource busy"},
 		{[]string{"predict", "mtl-165u"}, "hwpemu: requires at least 2 arg(s)"},
 		{[]string{"predict", "nosuch", "performance"}, `hwpemu: unknown machine "nosuch"`},
-		{[]string{"run", "--variant", "fast", "mtl-165u", "--", "true"}, `hwpemu: unknown model variant "fast" (variants: none, min-pins, epp-voltage, platform-pl1)`},
+		{[]string{"run", "--variant", "fast", "mtl-165u", "--", "true"}, `hwpemu: unknown model variant "fast" (variants: none, min-pins, epp-voltage, platform-pl1, broken-max)`},
 		{[]string{"run", "--variant", "epp-voltage", "zen4-amd-pstate", "--", "true"}, "hwpemu: model variant epp-voltage does not apply to zen4-amd-pstate: it has no package power limit"},
 		{[]string{"serve", "--variant", "min-pins", "zen4-amd-pstate", dir}, "hwpemu: model variant min-pins does not apply to zen4-amd-pstate"},
 	} {

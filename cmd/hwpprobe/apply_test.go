@@ -44,6 +44,14 @@ func dumpState(out string) int {
 // returns the combined output. The bound is for a hang.
 func emuScript(t *testing.T, machine, script string) (string, string) {
 	t.Helper()
+	return emuScriptArgs(t, []string{machine}, script)
+}
+
+// emuScriptArgs is emuScript with hwpemu run's arguments before "--"
+// (options such as --variant, then the machine).
+func emuScriptArgs(t *testing.T, args []string, script string) (string, string) {
+	t.Helper()
+	machine := args[len(args)-1]
 	dir := t.TempDir()
 	self, err := os.Executable()
 	if err != nil {
@@ -51,7 +59,7 @@ func emuScript(t *testing.T, machine, script string) (string, string) {
 	}
 	pre := fmt.Sprintf("H=%s; T=%s; D() { %s=$T/$1.json %s; }\n", hwpprobeBin, dir, dumpEnv, self)
 	out, code := emuRun(t, 4*time.Minute, "", []string{profile.JournalDirEnv + "=" + filepath.Join(dir, "journal")},
-		"run", machine, "--", "sh", "-c", pre+script)
+		append(append([]string{"run"}, args...), "--", "sh", "-c", pre+script)...)
 	if code != 0 {
 		t.Fatalf("hwpemu run %s: exit status %d\n%s", machine, code, out)
 	}

@@ -5,6 +5,7 @@ package main
 import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/schema"
+	"github.com/hwpprobe/hwpprobe/internal/verdict"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/regs"
 	"github.com/hwpprobe/hwpprobe/report"
@@ -27,5 +28,6 @@ var jsonOutputs = []jsonOutput{
 	{"hwpprobe-matrix/1", "matrix.schema.json", "hwpprobe matrix --json", []*profile.Verification{}},
 	{"hwpprobe-profiles/1", "profiles.schema.json", "hwpprobe profiles --json", profile.Catalog{}},
 	{report.StatSchema, "stat.schema.json", "hwpprobe stat --json", report.StatJSON{}},
+	{verdict.Schema, "conform.schema.json", "hwpprobe conform --json FILE", verdict.Document{}},
 	{report.SchemaN, "diff.schema.json", "hwpprobe diff/explain --json FILE (hwpprobe-diff/1 for two sides, hwpprobe-diff/2 for more)", report.DiffJSON{}},
 }
