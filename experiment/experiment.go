@@ -14,7 +14,6 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/cpus"
-	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/runctx"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/perfcount"
@@ -282,25 +281,6 @@ func sideSettings(p *profile.Profile) []recording.Setting {
 		out = append(out, recording.Setting{Name: name, Value: s.Value})
 	}
 	return out
-}
-
-// createOutput starts the experiment file (package atomicfile: it gets
-// its name once its header is written), owned by the invoking user.
-func createOutput(cfg Config) (*atomicfile.File, error) {
-	f, err := atomicfile.Create(cfg.Output, atomicfile.Options{Replace: cfg.Force})
-	if errors.Is(err, atomicfile.ErrExists) {
-		return nil, fmt.Errorf("%w: %s exists (use --force to overwrite it)", ErrConfig, cfg.Output)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("create the experiment file: %w", err)
-	}
-	if cfg.Cred != nil {
-		if err := f.Chown(int(cfg.Cred.UID), int(cfg.Cred.GID)); err != nil {
-			f.Abort()
-			return nil, fmt.Errorf("give %s to uid %d: %w", cfg.Output, cfg.Cred.UID, err)
-		}
-	}
-	return f, nil
 }
 
 // counters are the process counters of each run.

@@ -41,24 +41,21 @@ type runner struct {
 }
 
 func run(cfg Config, ps []*profile.Profile, m *profile.Machine, rctx *recording.Context, sw *profile.Switcher, sigs chan os.Signal, prog *progress, out *Outcome) error {
-	f, err := createOutput(cfg)
-	if err != nil {
-		return err
-	}
-	defer f.Abort()
 	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: cfg.Version, Kind: "diff", CommandLine: cfg.CommandLine,
 		TimeNs: time.Now().UnixNano(), IntervalNs: int64(cfg.Interval), CPUs: cfg.CPUs.String(),
 		Host: recorder.Host(cfg.FS), Emulated: cfg.FS.Emulated(), Context: rctx, Explain: cfg.Explain}
 	for i, p := range ps {
 		meta.Sides = append(meta.Sides, recording.Side{Label: label(i), Settings: sideSettings(p)})
 	}
-	w, err := recording.NewWriter(f.File, meta)
-	if err != nil {
-		return fmt.Errorf("%s: %w", cfg.Output, err)
+	f, err := recorder.CreateOutput(cfg.Output, cfg.Force, cfg.Cred, meta)
+	if errors.Is(err, recorder.ErrExists) {
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	if err := f.Publish(); err != nil {
+	if err != nil {
 		return err
 	}
+	defer f.Abort()
+	w := f.W
 	if cfg.Builtin != "" {
 		w.Write(recording.Note{TimeNs: time.Now().UnixNano(), Text: "workload: " + cfg.Builtin})
 	}

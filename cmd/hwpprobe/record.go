@@ -3,27 +3,17 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
-	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
-	"github.com/hwpprobe/hwpprobe/internal/runctx"
-	"github.com/hwpprobe/hwpprobe/internal/sigquit"
-	"github.com/hwpprobe/hwpprobe/perfcount"
-	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/recorder"
-	"github.com/hwpprobe/hwpprobe/recording/summary"
-	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
 
@@ -92,74 +82,13 @@ func runRecord(stderr io.Writer, o *recordOptions, msrs []uint32, argv []string)
 	if err != nil {
 		return cli.UsageError{Err: err}
 	}
-	root := global.root
-	fs := sysfs.NewFS(root)
-	list, err := selectCPUs(root, o.cpuSpec)
+	list, err := selectCPUs(global.root, o.cpuSpec)
 	if err != nil {
 		return err
 	}
-
-	// Catch the signals from now on: a Ctrl-C while setting up is
-	// forwarded to CMD as soon as it exists, and the file still ends well.
-	sigs := make(chan os.Signal, 4)
-	defer sigquit.Notify(sigs, cli.StopSignals...)()
-
-	// The output is started before anything runs: an unwritable path or
-	// a full disk fails here, with CMD not started and no file left.
-	file, err := createOutput(o.out, o.force, cred)
-	if err != nil {
-		return err
-	}
-	defer file.Abort()
-	host := recorder.Host(fs)
-	rctx, _ := runctx.Read(fs, version)
-	meta := recording.Meta{Tool: "hwpprobe", ToolVersion: version, Kind: "record", CommandLine: os.Args,
-		TimeNs: time.Now().UnixNano(), IntervalNs: int64(o.interval), CPUs: list.String(),
-		Host: host, Emulated: fs.Emulated(), Context: &rctx}
-	w, err := recording.NewWriter(file.File, meta) // the *os.File: the writer truncates partial records and syncs it
-	if err != nil {
-		return fmt.Errorf("record: %s: %w", o.out, err)
-	}
-	// The file appears under its name once its header is written.
-	if err := file.Publish(); err != nil {
-		return fmt.Errorf("record: %w", err)
-	}
-	if meta.Emulated != "" {
-		cli.Linef(stderr, "hwpprobe", "recording emulated machine %q: figures are emulated, not measured", meta.Emulated)
-	}
-
-	cfg := recorder.Config{
-		W:        w,
-		Run:      recording.RunStart{Run: 1, Observed: recorder.Observed(fs, list), Command: argv},
-		Spec:     workload.Spec{Argv: argv, Cred: cred, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr},
-		Interval: o.interval, Counters: perfcount.ProcessEvents(), Signals: sigs, Warn: stderr,
-	}
-	if cfg.Spec.Dir, err = os.Getwd(); err != nil {
-		cfg.Spec.Dir = ""
-	}
-	cfg.Run.Dir = cfg.Spec.Dir
-
-	setup := recorder.OpenSetup(recorder.SetupOptions{Root: root, FS: fs, CPUs: list, MSRs: msrs, Warn: stderr}, w)
-	defer setup.Close()
-	cfg = setup.Config(cfg)
-
-	res := recorder.Run(cfg)
-
-	status := recording.StatusComplete
-	switch {
-	case res.End.Interrupted:
-		status = recording.StatusInterrupted
-	case res.StartErr != nil || res.WriteErr != nil:
-		status = recording.StatusFailed
-	}
-	if res.WriteErr == nil {
-		if err := w.Close(recording.End{TimeNs: time.Now().UnixNano(), Status: status}); err != nil {
-			res.WriteErr = err
-			cli.Linef(stderr, "hwpprobe", "%v", err)
-		}
-	}
-	printRecordSummary(stderr, o.out, res.WriteErr)
-	return recordExit(res)
+	return recorder.Record(recorder.SessionConfig{Out: o.out, Force: o.force, Root: global.root, CPUs: list,
+		Interval: o.interval, MSRs: msrs, Argv: argv, Version: version, CommandLine: os.Args, Cred: cred,
+		Stdin: os.Stdin, Stdout: os.Stdout, Stderr: stderr})
 }
 
 // traceFilter returns the MSRs whose kernel writes record and diff
@@ -177,71 +106,4 @@ func traceFilter(command string, fs *pflag.FlagSet, noTrace bool, spec string) (
 		return nil, cli.Usagef("%s: --trace-msrs: %w", command, err)
 	}
 	return msrs, nil
-}
-
-// recordExit chooses hwpprobe's status: 128+signal when interrupted, the
-// command's status otherwise, 1 when the command succeeded but the
-// recording failed.
-func recordExit(res recorder.Result) error {
-	code := res.End.ExitCode
-	var err error
-	switch {
-	case res.End.Interrupted && res.Forwarded != 0:
-		code = 128 + int(res.Forwarded)
-		err = fmt.Errorf("interrupted: %s forwarded to the command's process group; %s",
-			unix.SignalName(res.Forwarded), exitWords(res.End))
-	case res.StartErr != nil:
-		err = res.StartErr
-	case res.WriteErr != nil && code == 0:
-		code = exitError
-		err = fmt.Errorf("the recording is incomplete: %w", res.WriteErr)
-	}
-	if code == 0 {
-		return nil
-	}
-	return cli.ExitCodeError{Code: code, Err: err}
-}
-
-func exitWords(e recording.RunEnd) string {
-	if e.Signal != "" {
-		return "the command was killed by signal: " + e.Signal
-	}
-	return fmt.Sprintf("the command exited with status %d", e.ExitCode)
-}
-
-// printRecordSummary reads the file back and prints its summary, so that
-// what is printed is what was stored: scanned batch by batch, as show
-// reads it, so that memory does not grow with the recording.
-func printRecordSummary(w io.Writer, path string, writeErr error) {
-	c := summary.NewCollector()
-	rec, err := recording.ScanFileParts(path, summary.Parts, func(r recording.Record) error { c.Add(r); return nil })
-	if err != nil {
-		cli.Linef(w, "hwpprobe", "read back %s: %v", path, err)
-		return
-	}
-	cli.Linef(w, "hwpprobe", "recorded %s", path)
-	summary.WriteHeader(w, rec.Meta, rec.End, rec.Problem)
-	for _, run := range rec.Runs {
-		c.Summary(rec, run).WriteText(w)
-	}
-}
-
-// createOutput starts the recording file (published once its header is
-// written): refusing to replace an existing one unless force, owned by the
-// sudo user when there is one.
-func createOutput(path string, force bool, cred *workload.Credential) (*atomicfile.File, error) {
-	f, err := atomicfile.Create(path, atomicfile.Options{Replace: force})
-	if errors.Is(err, atomicfile.ErrExists) {
-		return nil, fmt.Errorf("record: %s exists (use --force to overwrite it)", path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("record: cannot create the recording: %w", err)
-	}
-	if cred != nil {
-		if err := f.Chown(int(cred.UID), int(cred.GID)); err != nil {
-			f.Abort()
-			return nil, fmt.Errorf("record: give %s to uid %d: %w", path, cred.UID, err)
-		}
-	}
-	return f, nil
 }
