@@ -7,7 +7,6 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/source"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
@@ -25,10 +24,4 @@ func selectCPUs(root, spec string) (cpus.List, error) {
 		return nil, cli.UsageError{Err: err}
 	}
 	return list, nil
-}
-
-// openSources probes the figure sources for the selected CPUs
-// (source.OpenCPUs).
-func openSources(root string, fs sysfs.FS, list cpus.List) (*source.Set, error) {
-	return source.OpenCPUs(root, fs, list)
 }

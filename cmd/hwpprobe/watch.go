@@ -3,21 +3,15 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/sampler"
-	"github.com/hwpprobe/hwpprobe/source"
-	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/sampler/watch"
 )
 
 func init() { subcommands = append(subcommands, newWatchCmd) }
@@ -49,10 +43,12 @@ Ctrl-C stops it. See docs/watch.md.`,
 					return cli.UsageError{Err: err}
 				}
 			}
-			ctx, stop := sigquit.NotifyContext(cmd.Context(), cli.StopSignals...)
-			defer stop()
-			return runWatch(ctx, cmd.OutOrStdout(), watchOptions{
-				interval: interval, cpuSpec: cpuSpec, cols: cols, perCPU: perCPU, count: count,
+			list, err := selectCPUs(global.root, cpuSpec)
+			if err != nil {
+				return err
+			}
+			return watch.Run(cmd.Context(), cmd.OutOrStdout(), watch.Config{
+				Root: global.root, CPUs: list, Interval: interval, Columns: cols, PerCPU: perCPU, Count: count,
 			})
 		},
 	}
@@ -63,91 +59,4 @@ Ctrl-C stops it. See docs/watch.md.`,
 	f.BoolVar(&perCPU, "per-cpu", false, "one row per CPU besides the summaries")
 	cli.IntVarP(f, &count, "num-iterations", "n", 0, 0, math.MaxInt32, "stop after this many samples (default: until Ctrl-C)")
 	return cmd
-}
-
-type watchOptions struct {
-	interval time.Duration
-	cpuSpec  string
-	cols     []string
-	perCPU   bool
-	count    int
-}
-
-// openSampler wires the sources for the selected CPUs: topology, then
-// package source's fallbacks (perf off under emulation).
-func openSampler(root, cpuSpec string) (*source.Set, *sampler.Sampler, error) {
-	fs := sysfs.NewFS(root)
-	list, err := selectCPUs(root, cpuSpec)
-	if err != nil {
-		return nil, nil, err
-	}
-	set, err := openSources(root, fs, list)
-	if err != nil {
-		return nil, nil, err
-	}
-	s, err := sampler.New(set)
-	if err != nil {
-		set.Close()
-		return nil, nil, err
-	}
-	return set, s, nil
-}
-
-func runWatch(ctx context.Context, w io.Writer, o watchOptions) error {
-	set, s, err := openSampler(global.root, o.cpuSpec)
-	if err != nil {
-		return err
-	}
-	defer set.Close()
-	st := set.Setup()
-	cols := o.cols
-	if cols == nil {
-		cols = sampler.DefaultColumns(st)
-	}
-	tab := sampler.NewTable(st, cols, o.perCPU)
-	var preamble []byte
-	if st.Emulated != "" {
-		preamble = fmt.Appendf(preamble, "# EMULATED machine %q: every figure below comes from hwpemu, not from hardware\n", st.Emulated)
-	}
-	for _, n := range st.Notes {
-		preamble = fmt.Appendf(preamble, "# %s: %s\n", n.Figure, n.Reason)
-	}
-	if _, err := w.Write(preamble); err != nil {
-		return err
-	}
-	tty := cli.CanRedraw(w)
-	tick := time.NewTicker(o.interval)
-	defer tick.Stop()
-	var smp sampler.Sample
-	for n := 0; o.count == 0 || n < o.count; n++ {
-		select {
-		case <-ctx.Done():
-			return nil // Ctrl-C: a clean exit
-		case <-tick.C:
-		}
-		if err := s.Sample(&smp); err != nil {
-			return err
-		}
-		switch {
-		case tty:
-			// Refresh in place: cursor home, clear the screen.
-			if _, err := fmt.Fprintf(w, "\x1b[H\x1b[2J%s", preamble); err != nil {
-				return err
-			}
-			if err := tab.WriteHeader(w); err != nil {
-				return err
-			}
-		case n == 0 || tab.Rows(&smp) > 1:
-			if err := tab.WriteHeader(w); err != nil {
-				return err
-			}
-		}
-		if err := tab.WriteRows(w, &smp); err != nil {
-			if errors.Is(err, syscall.EPIPE) {
-				return nil
-			}
-			return err
-		}
-	}
-	return nil
 }
