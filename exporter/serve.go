@@ -24,6 +24,8 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 )
 
 // Errors Run returns (wrapped).
@@ -67,8 +69,11 @@ type Options struct {
 }
 
 // Run opens the sources, drops root to o.User, and serves and/or writes
-// the metrics until ctx is done.
+// the metrics until ctx is done or a stop signal (cli.StopSignals)
+// arrives.
 func Run(ctx context.Context, o Options) error {
+	ctx, stop := sigquit.NotifyContext(ctx, cli.StopSignals...)
+	defer stop()
 	if os.Geteuid() != 0 {
 		return ErrNotRoot
 	}

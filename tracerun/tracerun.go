@@ -24,6 +24,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/workload"
 )
@@ -44,9 +45,10 @@ type Config struct {
 	// Command is the traced command; nil traces until Duration or a
 	// signal.
 	Command *workload.Spec
-	// Signals are the signals hwpprobe receives (signal.Notify): without
-	// a command the first one ends the trace; with one they are forwarded
-	// to its process group and the trace ends when it exits.
+	// Signals are the signals hwpprobe receives: without a command the
+	// first one ends the trace; with one they are forwarded to its
+	// process group and the trace ends when it exits. nil: Run catches the
+	// stop signals (cli.StopSignals) itself.
 	Signals <-chan os.Signal
 	JSON    bool
 	Out     io.Writer // events and summary
@@ -109,6 +111,11 @@ func Outcome(r workload.Result) string {
 // Run traces as cfg says. Setting-up errors (tracefs, tracer) are
 // returned as Result.Err before anything is printed on Out.
 func Run(ctx context.Context, cfg Config) Result {
+	if cfg.Signals == nil {
+		sigs := make(chan os.Signal, 4)
+		defer sigquit.Notify(sigs, cli.StopSignals...)()
+		cfg.Signals = sigs
+	}
 	root := cfg.Root
 	if root == "" {
 		root = "/"

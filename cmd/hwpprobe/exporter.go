@@ -14,7 +14,6 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
-	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/regs"
 )
 
@@ -59,9 +58,7 @@ once at start. Ctrl-C stops it. See docs/exporter.md.`,
 				return cli.Usagef("--msr: %w", err)
 			}
 			o.Root, o.Log = global.root, cmd.ErrOrStderr()
-			ctx, stop := sigquit.NotifyContext(cmd.Context(), cli.StopSignals...)
-			defer stop()
-			err = exporter.Run(ctx, o)
+			err = exporter.Run(cmd.Context(), o)
 			if errors.Is(err, exporter.ErrBadCPUList) || errors.Is(err, exporter.ErrBadUser) || errors.Is(err, exporter.ErrNotDir) ||
 				errors.Is(err, exporter.ErrWebConfig) {
 				return cli.UsageError{Err: err}

@@ -17,7 +17,6 @@ import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/regs"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 	"github.com/hwpprobe/hwpprobe/tracerun"
@@ -162,9 +161,6 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 	if len(missing) > 0 {
 		cli.Linef(cmd.ErrOrStderr(), "hwpprobe", "note: this kernel lacks %s (not traced)", strings.Join(missing, ", "))
 	}
-	sigs := make(chan os.Signal, 4)
-	defer sigquit.Notify(sigs, cli.StopSignals...)()
-	cfg.Signals = sigs
 	code, err := tracerun.Run(ctx, cfg).Exit()
 	if code == 0 {
 		return nil

@@ -6,12 +6,10 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/workload/buildlike"
 )
 
@@ -73,9 +71,7 @@ func runBuildlike(cmd *cobra.Command, cfg buildlike.Config) error {
 	if err != nil {
 		return fmt.Errorf("buildlike: find hwpprobe's binary: %w", err)
 	}
-	ctx, stop := sigquit.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	return buildlike.Run(ctx, plan, buildlike.ExecSpawn(cmd.ErrOrStderr(), exe, "workload", "burn"))
+	return buildlike.RunUntilStopped(cmd.Context(), plan, buildlike.ExecSpawn(cmd.ErrOrStderr(), exe, "workload", "burn"))
 }
 
 // defaultJobs is the job limit of the built-in workload: the online CPUs

@@ -31,8 +31,10 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
@@ -187,6 +189,15 @@ func Run(ctx context.Context, p Plan, spawn Spawn) error {
 		}
 	}
 	return nil
+}
+
+// RunUntilStopped is Run for `hwpprobe workload`, whose parent (diff,
+// or a user at a terminal) stops it with SIGINT or SIGTERM: either
+// cancels the job (no step starts after it; the running ones end).
+func RunUntilStopped(ctx context.Context, p Plan, spawn Spawn) error {
+	ctx, stop := sigquit.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return Run(ctx, p, spawn)
 }
 
 func runPhase(ctx context.Context, ph Phase, jobs int, spawn Spawn) error {
