@@ -3,12 +3,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"strconv"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
@@ -61,137 +56,20 @@ written.`,
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if f.list {
-				return listRegisters(cmd.OutOrStdout())
+				return regs.WriteList(cmd.OutOrStdout())
 			}
-			ds, err := decodeArgs(args, f.cpu)
+			ds, err := regs.DecodeArgs(args, f.cpu)
 			if err != nil {
-				return err
+				return cli.UsageError{Err: err} // every error is the input's
 			}
 			if f.json {
-				return writeDecodedJSON(cmd.OutOrStdout(), ds)
+				return regs.WriteJSON(cmd.OutOrStdout(), ds)
 			}
-			return writeDecodedText(cmd.OutOrStdout(), ds)
+			return regs.WriteText(cmd.OutOrStdout(), ds)
 		},
 	}
 	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array, one element per argument")
 	cmd.Flags().StringVar(&f.cpu, "cpu", "", "CPU `FAMILY:MODEL` for model-specific decodes, decimal or 0x-hex (e.g. 6:69 or 6:0x45)")
 	cmd.Flags().BoolVar(&f.list, "list", false, "list the registers decode knows, with their aliases")
 	return cmd
-}
-
-// decodeArgs parses every REG=VALUE argument first, so that bad input
-// prints nothing but the error, then decodes each with all the others as
-// context.
-func decodeArgs(args []string, cpu string) ([]regs.Decoded, error) {
-	type arg struct {
-		r *regs.Register
-		v uint64
-	}
-	parsed := make([]arg, 0, len(args))
-	ctx := regs.Context{}
-	for _, a := range args {
-		r, v, err := regs.ParseAssignment(a)
-		if err != nil {
-			return nil, cli.Usagef("decode %s: %w", a, err)
-		}
-		if old, dup := ctx[r.Address]; dup && old != v && usedAsContext(r.Address) {
-			return nil, cli.Usagef("decode: %s given twice (0x%x and 0x%x): its value is context for other registers, give it once", r.Name, old, v)
-		}
-		ctx[r.Address] = v
-		parsed = append(parsed, arg{r, v})
-	}
-	if cpu != "" {
-		sig, err := parseCPU(cpu)
-		if err != nil {
-			return nil, cli.Usagef("decode --cpu %s: %w", cpu, err)
-		}
-		ctx[regs.CPUSignature] = sig
-	}
-	out := make([]regs.Decoded, len(parsed))
-	for i, p := range parsed {
-		out[i] = p.r.Decode(p.v, ctx)
-	}
-	return out, nil
-}
-
-// usedAsContext reports whether any register's decode reads addr from the
-// context.
-func usedAsContext(addr uint32) bool {
-	for _, r := range regs.All() {
-		for _, u := range r.Uses {
-			if u == addr {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// parseCPU parses FAMILY:MODEL[:STEPPING] (decimal or 0x-hex numbers) into
-// a CPUID leaf 1 signature.
-func parseCPU(s string) (uint64, error) {
-	parts := strings.Split(s, ":")
-	if len(parts) < 2 || len(parts) > 3 {
-		return 0, fmt.Errorf("want FAMILY:MODEL, e.g. 6:69 or 6:0x45")
-	}
-	var n [2]uint32
-	for i := range n {
-		v, err := strconv.ParseUint(parts[i], 0, 8)
-		if err != nil {
-			return 0, fmt.Errorf("%q is not a number from 0 to 255 (decimal, or hex with 0x)", parts[i])
-		}
-		n[i] = uint32(v)
-	}
-	return regs.Signature(n[0], n[1]), nil
-}
-
-func writeDecodedJSON(w io.Writer, ds []regs.Decoded) error {
-	b, err := json.MarshalIndent(ds, "", "  ")
-	if err != nil {
-		return fmt.Errorf("decode: %w", err)
-	}
-	_, err = fmt.Fprintf(w, "%s\n", b)
-	return err
-}
-
-// writeDecodedText prints one block per register: the turbostat-style
-// line, each field, and the assumptions made.
-func writeDecodedText(w io.Writer, ds []regs.Decoded) error {
-	var b strings.Builder
-	for i, d := range ds {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "%s\n", d.Text())
-		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  address\t0x%x\n", d.Address)
-		for _, f := range d.Fields {
-			fmt.Fprintf(tw, "  %s\t%s\n", f.Name, fieldText(f.Value))
-		}
-		tw.Flush()
-		for _, a := range d.Assumptions {
-			fmt.Fprintf(&b, "  note: %s\n", a)
-		}
-	}
-	_, err := io.WriteString(w, b.String())
-	return err
-}
-
-// fieldText formats a field value for the text output.
-func fieldText(v any) string {
-	switch x := v.(type) {
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64)
-	default:
-		return fmt.Sprint(x)
-	}
-}
-
-func listRegisters(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ADDRESS\tNAME\tVENDOR\tSCOPE\tALSO\tDESCRIPTION")
-	for _, r := range regs.All() {
-		fmt.Fprintf(tw, "0x%x\t%s\t%s\t%s\t%s\t%s\n", r.Address, r.Name, r.Vendor, r.Scope, strings.Join(r.Aliases, ","), r.Doc)
-	}
-	return tw.Flush()
 }
