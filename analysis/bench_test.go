@@ -11,10 +11,10 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/synth"
+	"github.com/hwpprobe/hwpprobe/internal/synth"
 )
 
-// synthFile writes a synthetic recording (package recording/synth: 10
+// synthFile writes a synthetic recording (package internal/synth: 10
 // samples a second, 20 kernel MSR writes a second) of cpus x seconds.
 func synthFile(b *testing.B, dir string, cpus, seconds int, seed uint64) string {
 	path := filepath.Join(dir, fmt.Sprintf("s%d.hwpr", seed))

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+	"github.com/hwpprobe/hwpprobe/internal/testexp"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 

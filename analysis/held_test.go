@@ -10,7 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+	"github.com/hwpprobe/hwpprobe/internal/testexp"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 

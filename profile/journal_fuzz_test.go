@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/cpus"
-	"github.com/hwpprobe/hwpprobe/snapshot/fixture"
+	"github.com/hwpprobe/hwpprobe/internal/fixture"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+	"github.com/hwpprobe/hwpprobe/internal/testexp"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/report/htmlreport"
 )

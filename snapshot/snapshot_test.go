@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hwpprobe/hwpprobe/msr"
-	"github.com/hwpprobe/hwpprobe/snapshot/fixture"
+	"github.com/hwpprobe/hwpprobe/internal/fixture"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/cpus"
-	"github.com/hwpprobe/hwpprobe/snapshot/fixture"
+	"github.com/hwpprobe/hwpprobe/internal/fixture"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/synth"
+	"github.com/hwpprobe/hwpprobe/internal/synth"
 )
 
 // BenchmarkBuild builds the timeline of a synthetic 30-second recording

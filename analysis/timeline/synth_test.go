@@ -20,11 +20,11 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/synth"
+	"github.com/hwpprobe/hwpprobe/internal/synth"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 )
 
-// spec is a synthetic recording: recording/synth's figures, with
+// spec is a synthetic recording: internal/synth's figures, with
 // MSR_CORE_PERF_LIMIT_REASONS bits and per-CPU IA32_HWP_STATUS set in
 // some samples, a spike of package power, a before snapshot and extra
 // trace events.

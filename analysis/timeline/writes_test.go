@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/synth"
+	"github.com/hwpprobe/hwpprobe/internal/synth"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 )
 

@@ -7,7 +7,7 @@
 #
 # Generates two synthetic recordings of CPUS (default 512) x SECONDS
 # (default 600) at 10 Hz with the checked-in generator (bench/recording/gen,
-# package recording/synth: seeds 1 and 2, 20 kernel MSR writes a second),
+# package internal/synth: seeds 1 and 2, 20 kernel MSR writes a second),
 # then measures, one after the other in this run, the wall time, CPU time
 # (user + system) and peak RSS (GNU time's %e, %U + %S, %M) of:
 #

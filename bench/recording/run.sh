@@ -6,7 +6,7 @@
 #	bench/recording/run.sh [SECONDS_512]
 #
 # Generates synthetic recordings with the checked-in generator
-# (bench/recording/gen, package recording/synth: 10 samples a second,
+# (bench/recording/gen, package internal/synth: 10 samples a second,
 # figures rounded as record rounds them, 20 kernel MSR writes a second),
 # then measures, one after the other in this run, the wall time, CPU time
 # (user + system) and peak RSS (GNU time's %e, %U + %S and %M; the least
@@ -28,7 +28,7 @@
 # for 14 CPUs x 3600 s, 224 CPUs x 600 s and 512 CPUs x SECONDS_512 s
 # (default 600; SPECS="CPUS:SECONDS ..." picks others). File sizes and
 # bytes per CPU-sample come first. go test
-# -bench in recording/synth gives the per-sample costs
+# -bench in internal/synth gives the per-sample costs
 # (docs/recording-format.md, "Benchmarks").
 set -eu
 S512=${1:-600}

@@ -6,7 +6,7 @@
 #	bench/report/run.sh [CPUS [SECONDS]]
 #
 # Generates synthetic recordings at 10 Hz with the checked-in generator
-# (bench/recording/gen, package recording/synth): one of CPUS x SECONDS
+# (bench/recording/gen, package internal/synth): one of CPUS x SECONDS
 # (default 512 x 3600) and a second one, seed 2, of the same size; then
 #
 #   record page   hwpprobe report r1.rec -o record.html

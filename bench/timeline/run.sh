@@ -7,7 +7,7 @@
 #
 # Generates one synthetic recording of CPUS x SECONDS (default 512 x 3600)
 # at 10 Hz with the checked-in generator (bench/recording/gen, package
-# recording/synth), then measures, one after the other in this run, the
+# internal/synth), then measures, one after the other in this run, the
 # wall time and peak RSS (GNU time's %e and %M) of:
 #
 #   scan       gen -scan FILE: every record decoded by recording.ScanFile

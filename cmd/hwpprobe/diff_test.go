@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+	"github.com/hwpprobe/hwpprobe/internal/testexp"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+	"github.com/hwpprobe/hwpprobe/internal/testexp"
 )
 
 // TestStopSignals: every signal a user ends a program with (Ctrl-C, kill,

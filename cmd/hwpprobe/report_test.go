@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
+	"github.com/hwpprobe/hwpprobe/internal/testexp"
 	"github.com/hwpprobe/hwpprobe/internal/browsertest"
 )
 

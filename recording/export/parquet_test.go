@@ -19,7 +19,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/synth"
+	"github.com/hwpprobe/hwpprobe/internal/synth"
 )
 
 // fixtures are recordings hwpprobe wrote: an emulated hybrid laptop and

@@ -15,7 +15,7 @@ import (
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/analysis/timeline"
-	"github.com/hwpprobe/hwpprobe/recording/synth"
+	"github.com/hwpprobe/hwpprobe/internal/synth"
 )
 
 // series returns n buckets of 0.5 s of a figure that rises with slope,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-// Command gen writes a synthetic recording (package recording/synth) or
+// Command gen writes a synthetic recording (package internal/synth) or
 // decompresses a recording's zstd payloads alone, or decodes every record
 // of it doing nothing with them (the reader's raw decode), for
 // bench/recording/run.sh and bench/diff/run.sh:
@@ -17,7 +17,7 @@ import (
 	"os"
 
 	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/synth"
+	"github.com/hwpprobe/hwpprobe/internal/synth"
 )
 
 func main() {
