@@ -79,8 +79,10 @@ type RunResult struct {
 	// it is counted.
 	Excluded     string        `json:"excluded,omitempty"`
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
-	summary      summary.Summary
-	evidence     runEvidence
+	// Facts is what the run showed of the hardware (RunFacts).
+	Facts    RunFacts `json:"evidence"`
+	summary  summary.Summary
+	evidence runEvidence
 	// checked: the run's settings were checked just before its command
 	// started (recording.Held).
 	checked bool
@@ -120,6 +122,19 @@ type SideResult struct {
 	// HWP_STATUS was not sampled. The bit is sticky: it may have been set
 	// before the sample's interval (docs/diff.md).
 	Excursions float64 `json:"hwp_excursions"`
+	// NewExcursions sums the counted runs' newly set excursion bits per
+	// core type (RunFacts.ExcursionEdges); nil when HWP_STATUS was not
+	// read. ExcursionRuns counts the runs with at least one.
+	NewExcursions map[string]int `json:"hwp_excursions_new"`
+	ExcursionRuns int            `json:"hwp_excursion_runs"`
+	// LimitSeconds is, per limit reason, the median over the counted runs
+	// of the seconds it was active (RunFacts.LimitSeconds); nil when not
+	// sampled.
+	LimitSeconds map[string]float64 `json:"limit_seconds"`
+	// PL2Share is the median over the counted runs of the share of their
+	// time spent inside the PL2 window (RunFacts.PL2Share); NaN when not
+	// known.
+	PL2Share float64 `json:"pl2_window_share"`
 }
 
 // Figure compares one figure between the sides.
@@ -303,8 +318,8 @@ func (res *Result) collectRuns(srcs []Source) error {
 }
 
 func newRunResult(s Source, sc *scanner, run *recording.Run, side string) RunResult {
-	sum, ev := sc.result(s.Rec, run)
-	r := RunResult{Side: side, Run: run.Start.Run, Source: s.Name, Warmup: run.Start.Warmup,
+	sum, ev, facts := sc.result(s.Rec, run)
+	r := RunResult{Facts: facts, Side: side, Run: run.Start.Run, Source: s.Name, Warmup: run.Start.Warmup,
 		Seconds: sum.Duration.Seconds(), Command: run.Start.Command, Joules: math.NaN(), PkgWatts: math.NaN(), summary: sum,
 		evidence: ev}
 	if run.End != nil {
@@ -579,7 +594,55 @@ func (res *Result) side(s SideResult) SideResult {
 		s.CoreTypes = append(s.CoreTypes, ct)
 	}
 	s.PkgTmp = medianOf(pkgTmp)
+	s.sideFacts(runs)
 	return s
+}
+
+// sideFacts condenses the runs' RunFacts: the new excursions summed, the
+// limit seconds' and the PL2 window share's medians.
+func (s *SideResult) sideFacts(runs []RunResult) {
+	limits, pl2 := map[string][]float64{}, []float64(nil)
+	s.PL2Share = math.NaN()
+	for _, r := range runs {
+		f := r.Facts
+		if f.ExcursionEdges != nil {
+			if s.NewExcursions == nil {
+				s.NewExcursions = map[string]int{}
+			}
+			for t, n := range f.ExcursionEdges {
+				s.NewExcursions[t] += n
+			}
+			if f.Edges() > 0 {
+				s.ExcursionRuns++
+			}
+		}
+		if !math.IsNaN(f.PL2Share) {
+			pl2 = append(pl2, f.PL2Share)
+		}
+	}
+	sampled := false
+	for _, r := range runs {
+		sampled = sampled || r.Facts.LimitSeconds != nil
+		for k := range r.Facts.LimitSeconds {
+			limits[k] = nil
+		}
+	}
+	for k := range limits {
+		for _, r := range runs {
+			if r.Facts.LimitSeconds != nil {
+				limits[k] = append(limits[k], r.Facts.LimitSeconds[k]) // 0 s where the run never had it
+			}
+		}
+	}
+	if sampled {
+		s.LimitSeconds = map[string]float64{}
+		for k, v := range limits {
+			s.LimitSeconds[k] = medianOf(v)
+		}
+	}
+	if len(pl2) > 0 {
+		s.PL2Share = medianOf(pl2)
+	}
 }
 
 func (res *Result) sideRuns(label string) []RunResult {
@@ -646,4 +709,36 @@ func (res *Result) warn() {
 	}
 	res.Drift = DriftOf(runs, res.Options.alpha())
 	res.Warnings = append(res.Warnings, res.Drift.Warnings...)
+	if w := PL2Warning(res.Sides); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+}
+
+// PL2Gap is the difference between two sides' median shares of time
+// inside the PL2 window (RunFacts.PL2Share) above which PL2Warning warns.
+const PL2Gap = 0.10
+
+// PL2Warning warns when the sides' runs spent shares of their time inside
+// the PL2 window (medians over each side's counted runs) more than PL2Gap
+// apart: part of a difference in time may then come from how much of the
+// power budget above PL1 each side's runs had, not from the settings.
+// "" when they do not, or fewer than two sides know the share.
+func PL2Warning(sides []SideResult) string {
+	lo, hi := -1, -1
+	for i, s := range sides {
+		if math.IsNaN(s.PL2Share) {
+			continue
+		}
+		if lo < 0 || s.PL2Share < sides[lo].PL2Share {
+			lo = i
+		}
+		if hi < 0 || s.PL2Share > sides[hi].PL2Share {
+			hi = i
+		}
+	}
+	if lo < 0 || sides[hi].PL2Share-sides[lo].PL2Share <= PL2Gap {
+		return ""
+	}
+	return fmt.Sprintf("side %s's runs spent %.0f%% of their time inside the PL2 window, side %s's %.0f%% (medians): part of the difference may come from the power budget above PL1 each had (the cool-down, the runs' length), not from the settings",
+		sides[hi].Label, 100*sides[hi].PL2Share, sides[lo].Label, 100*sides[lo].PL2Share)
 }

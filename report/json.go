@@ -86,6 +86,57 @@ type jsonSide struct {
 	PkgTmp      jnum                `json:"pkg_tmp_max"`
 	LimitShares map[string]float64  `json:"limit_shares"`
 	Excursions  jnum                `json:"hwp_excursions"`
+	// NewExcursions, ExcursionRuns, LimitSeconds, PL2Share: the counted
+	// runs' evidence condensed (analysis.SideResult).
+	NewExcursions map[string]int     `json:"hwp_excursions_new"`
+	ExcursionRuns int                `json:"hwp_excursion_runs"`
+	LimitSeconds  map[string]float64 `json:"limit_seconds"`
+	PL2Share      jnum               `json:"pl2_window_share"`
+}
+
+// jsonFacts is a run's evidence (analysis.RunFacts), NaN as null.
+type jsonFacts struct {
+	ExcursionEdges map[string]int     `json:"hwp_excursions_new"`
+	LimitSeconds   map[string]float64 `json:"limit_seconds"`
+	SampledSeconds jnum               `json:"sampled_seconds"`
+	Power          struct {
+		Package  jnum `json:"package"`
+		Cores    jnum `json:"cores"`
+		Graphics jnum `json:"graphics"`
+		Rest     jnum `json:"rest"`
+		Psys     jnum `json:"psys"`
+	} `json:"watts"`
+	Parallel   jsonPhase       `json:"parallel"`
+	Serial     jsonPhase       `json:"serial"`
+	Limits     []jsonLimitStep `json:"power_limits"`
+	PL2Seconds jnum            `json:"pl2_window_seconds"`
+	PL2Share   jnum            `json:"pl2_window_share"`
+}
+
+type jsonPhase struct {
+	Seconds jnum               `json:"seconds"`
+	BzyMHz  map[string]float64 `json:"bzy_mhz"`
+}
+
+type jsonLimitStep struct {
+	T        jnum   `json:"t"`
+	Source   string `json:"source"`
+	How      string `json:"how"`
+	PL1W     jnum   `json:"pl1_w"`
+	PL1TimeS jnum   `json:"pl1_time_s"`
+	PL2W     jnum   `json:"pl2_w"`
+}
+
+func factsJSON(f analysis.RunFacts) jsonFacts {
+	j := jsonFacts{ExcursionEdges: f.ExcursionEdges, LimitSeconds: f.LimitSeconds, SampledSeconds: jnum(f.SampledSeconds),
+		Parallel: jsonPhase{jnum(f.Parallel.Seconds), f.Parallel.BzyMHz}, Serial: jsonPhase{jnum(f.Serial.Seconds), f.Serial.BzyMHz},
+		PL2Seconds: jnum(f.PL2Seconds), PL2Share: jnum(f.PL2Share), Limits: []jsonLimitStep{}}
+	j.Power.Package, j.Power.Cores, j.Power.Graphics = jnum(f.Power.Package), jnum(f.Power.Cores), jnum(f.Power.Graphics)
+	j.Power.Rest, j.Power.Psys = jnum(f.Power.Rest), jnum(f.Power.Psys)
+	for _, l := range f.Limits {
+		j.Limits = append(j.Limits, jsonLimitStep{T: jnum(l.T), Source: l.Source, How: l.How, PL1W: jnum(l.PL1W), PL1TimeS: jnum(l.PL1TimeS), PL2W: jnum(l.PL2W)})
+	}
+	return j
 }
 
 type jsonRun struct {
@@ -102,6 +153,8 @@ type jsonRun struct {
 	Counted      bool                   `json:"counted"`
 	Excluded     string                 `json:"excluded,omitempty"`
 	Disturbances []analysis.Disturbance `json:"disturbances,omitempty"`
+	// Evidence is what the run showed of the hardware (analysis.RunFacts).
+	Evidence jsonFacts `json:"evidence"`
 }
 
 type jsonThreshold struct {
@@ -168,7 +221,8 @@ func figureJSON(f analysis.Figure) jsonFigure {
 
 func sideJSON(s analysis.SideResult) jsonSide {
 	js := jsonSide{Label: s.Label, Settings: s.Settings, Counted: s.Counted, PkgTmp: jnum(s.PkgTmp),
-		LimitShares: s.LimitShares, Excursions: jnum(s.Excursions)}
+		LimitShares: s.LimitShares, Excursions: jnum(s.Excursions),
+		NewExcursions: s.NewExcursions, ExcursionRuns: s.ExcursionRuns, LimitSeconds: s.LimitSeconds, PL2Share: jnum(s.PL2Share)}
 	for _, ct := range s.CoreTypes {
 		js.CoreTypes = append(js.CoreTypes, jsonCoreType{Type: ct.Type, CPUs: ct.CPUs, Held: ct.Held, Written: ct.Written,
 			AvgMHz: jnum(ct.AvgMHz), BzyMHz: jnum(ct.BzyMHz), BusyPct: jnum(ct.BusyPct), IPC: jnum(ct.IPC), CoreTmp: jnum(ct.CoreTmp),
@@ -190,7 +244,7 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 	for _, r := range res.Runs {
 		j.Runs = append(j.Runs, jsonRun{Run: r.Run, Side: r.Side, Order: r.Order, Source: r.Source, Warmup: r.Warmup,
 			Seconds: jnum(r.Seconds), ExitCode: r.ExitCode, Command: r.Command, Joules: jnum(r.Joules), PkgWatts: jnum(r.PkgWatts),
-			Counted: r.Counted(), Excluded: r.Excluded, Disturbances: r.Disturbances})
+			Counted: r.Counted(), Excluded: r.Excluded, Disturbances: r.Disturbances, Evidence: factsJSON(r.Facts)})
 	}
 	if len(res.Multi) > 0 {
 		j.Schema, j.Multi, j.Figures, j.Notes = SchemaN, multiJSON(res), []jsonFigure{}, nil

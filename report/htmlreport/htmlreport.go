@@ -67,6 +67,7 @@ type page struct {
 	Requests        []requestRow
 	Differs         []analysis.Difference
 	Runs            []runRow
+	Facts           []factRow
 	Summaries       []summaryRow
 	Traces          []traceRow
 	Writes          []writeRow
@@ -100,7 +101,7 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 	}
 	p := &page{Kind: "diff", Emulated: emu, Missing: slices.Clone(res.Missing),
 		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res), Multi: multiRows(res),
-		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Warnings: res.Warnings,
+		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Facts: factRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
 	p.Title = "hwpprobe diff: " + strings.Join(res.Labels(), " vs ")
 	p.Contexts = words.ContextBlocks(res.Sources, res.Contexts)
@@ -133,7 +134,7 @@ func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
 	sides := []analysis.SideResult{ev}
 	p := &page{Kind: "record", Emulated: emu, Missing: slices.Clone(rec.Missing),
 		Sides: sideRows(sides), Cores: coreRows(sides), Requests: requestRows(sides), SideLabels: []string{"recorded"},
-		Runs: runRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),
+		Runs: runRows(rec.Runs), Facts: factRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),
 		Machine: machineRows(rec.Meta, []string{rec.Source}, o.Info)}
 	p.Title = "hwpprobe " + orNA(rec.Meta.Kind) + ": " + rec.Source
 	p.Contexts = words.ContextBlocks([]string{rec.Source}, []*recording.Context{rec.Meta.Context})
