@@ -56,7 +56,7 @@ func TestPageContent(t *testing.T) {
 			// 13.2 W), 95%.
 			`<h3 id="run-evidence">Per-run evidence</h3>`,
 			`<tr><td class="num">2</td><td>B</td><td>HWP_STATUS not read</td><td>PkgPwrL2 0.5 s of 0.9 s</td><td>0.8 s (95%)</td><td>package 52.4 W = cores 49.9 &#43; graphics 1.8 &#43; rest 0.8; psys 55.4 W</td>`,
-			<td>before MSR 15/57 W (28s), intel-rapl:0 15/57 W (28s); after as before</td>`,
+			`<td>before MSR 15/57 W (28s), intel-rapl:0 15/57 W (28s); after as before</td>`,
 		}},
 		{"recording", []string{recordFixture}, false, []string{
 			`id="emulated">EMULATED`, `<h1>hwpprobe record: emu-mtl-record.hwpr</h1>`,
