@@ -174,6 +174,10 @@ type Result struct {
 	// Contexts are the run contexts the sources recorded (meta's
 	// context), in Sources' order; nil for a file written without one.
 	Contexts []*recording.Context `json:"-"`
+	// Stopping is the stopping rule's account of an experiment run with
+	// `--runs auto` (its end record's); nil otherwise. The time is then
+	// tested at its last look's level (StoppingTime).
+	Stopping *recording.Stopping `json:"-"`
 }
 
 // MultiFigure compares one figure between every side and the reference.
@@ -212,6 +216,9 @@ func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
 		if res.Time, err = res.figure("time", "s", func(r RunResult) float64 { return r.Seconds }); err != nil {
 			return nil, err
 		}
+		if err := res.stoppingTime(srcs); err != nil {
+			return nil, err
+		}
 		res.compareFigures()
 	}
 	for i := range res.Sides {
@@ -222,6 +229,38 @@ func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
 		res.Differs = differences(res)
 	}
 	return res, nil
+}
+
+// stoppingTime tests the time, in an experiment run with `--runs auto`,
+// at the level the live run's last look spent (recording.Stopping), not
+// at Options.Alpha: the level the stopping rule's guarantee holds at.
+func (res *Result) stoppingTime(srcs []Source) error {
+	if len(srcs) != 1 || srcs[0].Rec.End == nil || srcs[0].Rec.End.Stopping == nil || len(srcs[0].Rec.End.Stopping.Looks) == 0 {
+		return nil
+	}
+	st := srcs[0].Rec.End.Stopping
+	res.Stopping = st
+	last := st.Looks[len(st.Looks)-1]
+	a, b := res.values(res.Sides[0].Label, Seconds), res.values(res.Sides[1].Label, Seconds)
+	c, err := CompareAtLevel(a, b, last.Level)
+	if err != nil {
+		return err
+	}
+	c.Notes = append(c.Notes, StoppingNote(st))
+	res.Time.Comparison = c
+	return nil
+}
+
+// StoppingNote says how the adaptive stopping rule ended and at which
+// level the time is tested.
+func StoppingNote(st *recording.Stopping) string {
+	last := st.Looks[len(st.Looks)-1]
+	settled := "settled: " + last.Verdict
+	if !st.Settled {
+		settled = fmt.Sprintf("not settled at %d runs per side (%s at the last look)", st.MaxRuns, last.Verdict)
+	}
+	return fmt.Sprintf("--runs auto: %d looks (the last at %d+%d runs), %s; alpha %.4g spent of %g; the time is tested at the last look's level %.4g, as the live run did, not at --alpha",
+		len(st.Looks), last.N, last.N, settled, st.Spent, st.Alpha, last.Level)
 }
 
 // Seconds and Joules are a run's time and package energy, the figures

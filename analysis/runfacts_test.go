@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"math"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -248,3 +249,47 @@ func TestPowerLimitsEmulated(t *testing.T) {
 }
 
 func fmtW(w float64) string { return strconv.FormatFloat(w, 'g', -1, 64) }
+
+// TestStoppingLevelOffline: an experiment run with --runs auto is tested
+// offline at the level its last look spent, not at --alpha. 4+4
+// completely separated runs give p = 2/70 = 0.0286: significant at
+// alpha 0.05 and at the first look's level (0.0286, the smallest p of
+// 4+4), not at a later look's (0.05 - 0.0286) / 2 = 0.0107 (MaxRuns 6).
+func TestStoppingLevelOffline(t *testing.T) {
+	first := analysis.StopRule{MaxRuns: 6}.LookAlpha(4)
+	later := analysis.StopRule{MaxRuns: 6}.LookAlpha(5)
+	tests := []struct {
+		name  string
+		stop  *recording.Stopping
+		alpha float64
+		want  bool
+	}{
+		{"fixed runs", nil, 0.05, true},
+		{"stopped at the first look", &recording.Stopping{Alpha: 0.05, Precision: 0.05, MinRuns: 4, MaxRuns: 6, Spent: first, Settled: true,
+			Looks: []recording.Look{{N: 4, Level: first, P: 2.0 / 70, Verdict: "significant"}}}, 0.05, true},
+		{"last look at a later level", &recording.Stopping{Alpha: 0.05, Precision: 0.05, MinRuns: 4, MaxRuns: 6, Spent: first + later,
+			Looks: []recording.Look{{N: 4, Level: first, Verdict: "unsettled"}, {N: 5, Level: later, Verdict: "unsettled"}}}, 0.05, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := smallSeed()
+			e.B.Seconds = []float64{3, 4, 5, 5.5} // all faster than A's 6 to 9 s
+			e.Stopping = tc.stop
+			res, err := analysis.Analyze([]analysis.Source{{Name: "exp.hwpr", Rec: readExp(t, e)}}, analysis.Options{Alpha: tc.alpha}, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := res.Time.Comparison
+			if c.Significant != tc.want || math.Abs(c.P-2.0/70) > 1e-12 {
+				t.Errorf("significant %v (p %v), want %v", c.Significant, c.P, tc.want)
+			}
+			hasNote := false
+			for _, n := range res.Notes() {
+				hasNote = hasNote || strings.Contains(n, "--runs auto")
+			}
+			if hasNote != (tc.stop != nil) {
+				t.Errorf("notes %q: want the stopping rule's note only with a stopping record", res.Notes())
+			}
+		})
+	}
+}

@@ -67,6 +67,23 @@ func (res *Result) AllFigures() []Figure {
 	return append([]Figure{res.Time}, res.Figures...)
 }
 
+// Notes are hwpprobe's notes on a two-side experiment's figures, each
+// prefixed with its figure ("time: p = 2/20 ..."), then the note on
+// multiple comparisons when several figures are tested.
+func (res *Result) Notes() []string {
+	figs := res.AllFigures()
+	var out []string
+	for _, f := range figs {
+		for _, n := range f.Comparison.Notes {
+			out = append(out, f.Name+": "+n)
+		}
+	}
+	if n := FamilyNote(len(figs), res.Options.Alpha); n != "" {
+		out = append(out, n)
+	}
+	return out
+}
+
 // Verdict says in words what the time comparison shows.
 func (res *Result) Verdict() string {
 	if len(res.Multi) > 0 {

@@ -190,6 +190,9 @@ type jsonReport struct {
 	Contexts []jsonContext `json:"contexts"`
 	// Multi: SchemaN's N-side comparisons.
 	Multi []jsonMulti `json:"multi,omitempty"`
+	// Stopping: the stopping rule's account of a `--runs auto`
+	// experiment (recording.Stopping), absent otherwise.
+	Stopping *recording.Stopping `json:"stopping,omitempty"`
 	// Explain: hwpprobe explain's attributions (docs/explain.md).
 	Explain []jsonAttribution `json:"explain,omitempty"`
 }
@@ -254,6 +257,7 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 		}
 	}
 	j.Explain = explainJSON(res)
+	j.Stopping = res.Stopping
 	j.Drift.Tau, j.Drift.P, j.Drift.PerRun, j.Drift.N = jnum(res.Drift.Tau), jnum(res.Drift.P), jnum(res.Drift.PerRun), res.Drift.N
 	j.Contexts = []jsonContext{}
 	for i, c := range res.Contexts {

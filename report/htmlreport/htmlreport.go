@@ -62,6 +62,7 @@ type page struct {
 	Sides           []sideRow
 	Cores           []coreRow
 	Figures         []figureRow
+	Notes           []string   // the figures' notes (analysis.Result.Notes)
 	Multi           []multiRow // more than two sides: each against the reference
 	SideLabels      []string
 	Requests        []requestRow
@@ -101,6 +102,7 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 	}
 	p := &page{Kind: "diff", Emulated: emu, Missing: slices.Clone(res.Missing),
 		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res), Multi: multiRows(res),
+		Notes:    notes(res),
 		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Facts: factRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
 	p.Title = "hwpprobe diff: " + strings.Join(res.Labels(), " vs ")
@@ -119,6 +121,15 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 		p.Missing = appendNew(p.Missing, o.Timeline.Missing...)
 	}
 	return render(w, p, sections, append(runCharts(res), o.Charts...))
+}
+
+// notes are a two-side experiment's notes on its figures; none for more
+// sides (each comparison's are in its row's cells).
+func notes(res *analysis.Result) []string {
+	if len(res.Multi) > 0 {
+		return nil
+	}
+	return res.Notes()
 }
 
 // WriteRecord writes the page of a recording.
