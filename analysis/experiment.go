@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -105,6 +106,21 @@ type TypeEvidence struct {
 	// Excursions is the share of this type's CPU-samples whose
 	// IA32_HWP_STATUS had Excursion_To_Minimum set; NaN when not sampled.
 	Excursions float64 `json:"hwp_excursions"`
+	// LevelKHz is the kHz one HWP performance level stands for on this
+	// type's CPUs (LevelKHz), from the first counted run's snapshot; 0
+	// when not known.
+	LevelKHz int64 `json:"level_khz,omitempty"`
+}
+
+// LevelText is a request field's level with its frequency where one level's
+// is known: "62 (4960 MHz)", else "62". EPP and EPB are no levels, and
+// 0 (desired: the hardware chooses) none either.
+func (t TypeEvidence) LevelText(field string, v uint64) string {
+	s := strconv.FormatUint(v, 10)
+	if t.LevelKHz == 0 || v == 0 || field == "epp" || field == "epb" {
+		return s
+	}
+	return fmt.Sprintf("%s (%d MHz)", s, int64(v)*t.LevelKHz/1000)
 }
 
 // SideResult is one side.
@@ -153,11 +169,14 @@ type Result struct {
 	Runs    []RunResult    `json:"runs"`
 	// Time, Figures and Differs compare the two sides of a two-side
 	// experiment; with more sides they are empty and Multi compares.
-	Time     Figure       `json:"time"`
-	Figures  []Figure     `json:"figures"`
-	Differs  []Difference `json:"differs"`
-	Drift    Drift        `json:"drift"`
-	Warnings []string     `json:"warnings"`
+	Time    Figure       `json:"time"`
+	Figures []Figure     `json:"figures"`
+	Differs []Difference `json:"differs"`
+	// DiffersNotSignificant counts the measured figures whose medians
+	// differ without a significant test: Differs leaves them out.
+	DiffersNotSignificant int      `json:"differs_not_significant"`
+	Drift                 Drift    `json:"drift"`
+	Warnings              []string `json:"warnings"`
 	// Missing says what the files lack: runs cut short, a truncated file.
 	Missing []string `json:"missing,omitempty"`
 	// Reference is the index of the side the others are compared with
@@ -226,7 +245,7 @@ func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
 	}
 	res.warn()
 	if len(res.Sides) == 2 {
-		res.Differs = differences(res)
+		res.Differs, res.DiffersNotSignificant = differences(res)
 	}
 	return res, nil
 }
@@ -626,6 +645,11 @@ func (res *Result) side(s SideResult) SideResult {
 			}
 		}
 		ct.AvgMHz, ct.BzyMHz, ct.BusyPct, ct.IPC, ct.CoreTmp = medianOf(avg), medianOf(bzy), medianOf(busy), medianOf(ipc), medianOf(tmp)
+		for _, r := range runs {
+			if k := r.Facts.levelKHz[t]; k > 0 && ct.LevelKHz == 0 {
+				ct.LevelKHz = k
+			}
+		}
 		for _, comm := range slices.Sorted(maps.Keys(written[t])) {
 			ct.Written = append(ct.Written, Writer{Comm: comm, Writes: writes[t][comm], Fields: written[t][comm].fields()})
 		}

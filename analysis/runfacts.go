@@ -53,6 +53,10 @@ type RunFacts struct {
 	PL2Seconds float64 `json:"pl2_window_seconds"`
 	// PL2Share is PL2Seconds over SampledSeconds.
 	PL2Share float64 `json:"pl2_window_share"`
+	// levelKHz is, per core type, the kHz one HWP performance level stands
+	// for (LevelKHz) from the snapshot before the run; 0 where unknown or
+	// where the type's CPUs disagree.
+	levelKHz map[string]int64
 }
 
 // Power is a run's mean power by domain, in watts (NaN: not measured).
@@ -151,6 +155,7 @@ type factScan struct {
 	units   *uint64   // MSR_RAPL_POWER_UNIT from the snapshot before
 	pl1     float64   // PL1 from the snapshot before
 	steps   []LimitStep
+	levels  map[string]int64 // core type -> kHz per HWP level (RunFacts.levelKHz)
 }
 
 // phaseAcc accumulates one kind of phase.
@@ -263,6 +268,9 @@ func (f *factScan) addSnapshot(s recording.Snapshot) {
 	}
 	for _, g := range snap.Groups {
 		for _, c := range g.CPUs {
+			if caps := c.Registers.HWPCapabilities; caps != nil && c.Sysfs.CPUInfoMaxKHz != nil && s.Phase == recording.PhaseBefore {
+				f.level(coreTypeName(c.CoreType), LevelKHz(caps.Highest, *c.Sysfs.CPUInfoMaxKHz))
+			}
 			if st := c.Registers.HWPStatus; st != nil {
 				if _, ok := f.typeOf[c.CPU]; !ok {
 					f.typeOf[c.CPU] = coreTypeName(c.CoreType)
@@ -295,6 +303,18 @@ func (f *factScan) addSnapshot(s recording.Snapshot) {
 	}
 }
 
+// level takes one CPU's kHz per level for its core type: a type whose
+// CPUs disagree gets 0.
+func (f *factScan) level(t string, khz int64) {
+	if f.levels == nil {
+		f.levels = map[string]int64{}
+	}
+	if old, ok := f.levels[t]; ok && old != khz {
+		khz = 0
+	}
+	f.levels[t] = khz
+}
+
 func deref(p *float64) float64 {
 	if p == nil {
 		return math.NaN()
@@ -302,12 +322,15 @@ func deref(p *float64) float64 {
 	return *p
 }
 
-// coreTypeName is a snapshot group's core type as the samples name it.
+// coreTypeName is a snapshot CPU's core type (topology.CoreType.Long:
+// "P-core") as the samples name it ("P"); "all" when not hybrid.
 func coreTypeName(t string) string {
-	if t == "" {
-		return string(topology.All)
+	for _, c := range []topology.CoreType{topology.PCore, topology.ECore, topology.LPECore} {
+		if t == c.Long() || t == string(c) {
+			return string(c)
+		}
 	}
-	return t
+	return string(topology.All)
 }
 
 // addWrite takes a traced write of MSR_PKG_POWER_LIMIT, decoded with the
@@ -326,7 +349,7 @@ func (f *factScan) addWrite(e recording.TraceEvent) {
 // facts condenses the run, its mean power from its summary's machine row.
 func (f *factScan) facts(sum summary.Summary) RunFacts {
 	rf := RunFacts{SampledSeconds: f.seconds, Parallel: f.phases[PhaseParallel].phase(), Serial: f.phases[PhaseSerial].phase(),
-		Limits: slices.Clone(f.steps), PL2Seconds: PL2Window(f.dt, f.pw, f.pl1), PL2Share: math.NaN(),
+		Limits: slices.Clone(f.steps), levelKHz: f.levels, PL2Seconds: PL2Window(f.dt, f.pw, f.pl1), PL2Share: math.NaN(),
 		Power: Power{Package: math.NaN(), Cores: math.NaN(), Graphics: math.NaN(), Rest: math.NaN(), Psys: math.NaN()}}
 	if f.status != nil {
 		rf.ExcursionEdges = maps.Clone(f.edges)

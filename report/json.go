@@ -175,7 +175,9 @@ type jsonReport struct {
 	Runs        []jsonRun             `json:"runs"`
 	Figures     []jsonFigure          `json:"figures"`
 	Differs     []analysis.Difference `json:"differs"`
-	Drift       struct {
+	// DiffersNotSignificant: the measured figures left out of differs.
+	DiffersNotSignificant int `json:"differs_not_significant"`
+	Drift                 struct {
 		Tau    jnum `json:"tau"`
 		P      jnum `json:"p"`
 		PerRun jnum `json:"per_run"`
@@ -239,7 +241,7 @@ func sideJSON(s analysis.SideResult) jsonSide {
 func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis.Threshold) error {
 	j := jsonReport{Schema: Schema, Version: in.Version, Emulated: in.Emulated, Host: res.Meta.Host,
 		CommandLine: res.Meta.CommandLine, Sources: res.Sources, Alpha: jnum(res.Options.Alpha),
-		Confidence: jnum(res.Options.Confidence), Differs: res.Differs, Warnings: res.Warnings, Missing: res.Missing,
+		Confidence: jnum(res.Options.Confidence), Differs: res.Differs, DiffersNotSignificant: res.DiffersNotSignificant, Warnings: res.Warnings, Missing: res.Missing,
 		Verdict: res.Verdict(), Thresholds: []jsonThreshold{}, Notes: figureNotes(res)}
 	for _, s := range res.Sides {
 		j.Sides = append(j.Sides, sideJSON(s))

@@ -101,10 +101,13 @@ func writeFiguresMarkdown(e *errWriter, res *analysis.Result) {
 			c.PString(), fn.mark(c.Warnings), c.Ratio, num(c.RatioLo, 3), num(c.RatioHi, 3))
 	}
 	writeNotesMarkdown(e, fn, figureNotes(res))
-	if len(res.Differs) > 0 {
-		e.printf("\n### What differs (largest first)\n\n| figure | %s | %s |\n|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
+	if len(res.Differs)+res.DiffersNotSignificant > 0 {
+		e.printf("\n### What differs (settings, registers, then significant figures, largest first)\n\n| what | %s | %s |\n|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
 		for _, d := range res.Differs {
-			e.printf("| %s | %s | %s |\n", d.What, d.A, d.B)
+			e.printf("| %s | %s | %s%s |\n", d.What, d.A, d.B, words.DifferenceNote(d))
+		}
+		if h := words.DiffersHidden(res.DiffersNotSignificant); h != "" {
+			e.printf("\n%s.\n", strings.ToUpper(h[:1])+h[1:])
 		}
 	}
 }

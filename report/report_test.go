@@ -53,7 +53,9 @@ func TestText(t *testing.T) {
 		"limits (median per run): PkgPwrL1 166.5 s",
 		"    2 A excursions HWP_STATUS not read; limits PkgPwrL1 165.0 s of 330.0 s; PL2 window not known (no PL1 or package power)",
 		"power: package 28.0 W = cores 14.0 + rest 14.0",
-		"what differs (largest first):",
+		"what differs (settings, registers, then significant figures, largest first):",
+		"  scaling_governor A performance    B powersave",
+		"  min held P       A 48             B 4",
 		"verdict: B is 22.",
 	} {
 		if !strings.Contains(out, want) {

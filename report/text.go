@@ -51,10 +51,13 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 		e.printf("%-20s %-18s %-18s %s\n", f.Name+" ("+f.Unit+")", a, b, delta)
 	}
 	writeNotesText(e, fn, figureNotes(res))
-	if len(res.Differs) > 0 {
-		e.printf("\nwhat differs (largest first):\n")
+	if len(res.Differs)+res.DiffersNotSignificant > 0 {
+		e.printf("\nwhat differs (settings, registers, then significant figures, largest first):\n")
 		for _, d := range res.Differs {
-			e.printf("  %-16s A %-14s B %s\n", d.What, d.A, d.B)
+			e.printf("  %-16s A %-14s B %s%s\n", d.What, d.A, d.B, words.DifferenceNote(d))
+		}
+		if h := words.DiffersHidden(res.DiffersNotSignificant); h != "" {
+			e.printf("  %s\n", h)
 		}
 	}
 	writeMissingText(e, res)

@@ -67,6 +67,7 @@ type page struct {
 	SideLabels      []string
 	Requests        []requestRow
 	Differs         []analysis.Difference
+	DiffersHidden   string // words.DiffersHidden
 	Runs            []runRow
 	Facts           []factRow
 	Summaries       []summaryRow
@@ -103,7 +104,8 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 	p := &page{Kind: "diff", Emulated: emu, Missing: slices.Clone(res.Missing),
 		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res), Multi: multiRows(res),
 		Notes:    notes(res),
-		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Facts: factRows(res.Runs), Warnings: res.Warnings,
+		Requests: requestRows(sides), Differs: res.Differs,
+		DiffersHidden: words.DiffersHidden(res.DiffersNotSignificant), Runs: runRows(res.Runs), Facts: factRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
 	p.Title = "hwpprobe diff: " + strings.Join(res.Labels(), " vs ")
 	p.Contexts = words.ContextBlocks(res.Sources, res.Contexts)

@@ -199,3 +199,24 @@ func watts0(v float64) string {
 	}
 	return fmt.Sprintf("%g", math.Round(v*100)/100)
 }
+
+// DiffersHidden is the line under "what differs" counting the measured
+// figures left out of it: "and 9 measured figures whose medians differ
+// without a significant test (statistics above)"; "" for none.
+func DiffersHidden(n int) string {
+	switch n {
+	case 0:
+		return ""
+	case 1:
+		return "and 1 measured figure whose medians differ without a significant test (statistics above)"
+	}
+	return fmt.Sprintf("and %d measured figures whose medians differ without a significant test (statistics above)", n)
+}
+
+// DifferenceNote is a difference's note in parentheses, "" without one.
+func DifferenceNote(d analysis.Difference) string {
+	if d.Note == "" {
+		return ""
+	}
+	return " (note: " + d.Note + ")"
+}
