@@ -62,7 +62,8 @@ type page struct {
 	Sides           []sideRow
 	Cores           []coreRow
 	Figures         []figureRow
-	Notes           []string   // the figures' notes (analysis.Result.Notes)
+	Notes           []string // the figures' notes (analysis.Result.Notes)
+	Explain         []explainBlock
 	Multi           []multiRow // more than two sides: each against the reference
 	SideLabels      []string
 	Requests        []requestRow
@@ -103,7 +104,7 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 	}
 	p := &page{Kind: "diff", Emulated: emu, Missing: slices.Clone(res.Missing),
 		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res), Multi: multiRows(res),
-		Notes:    notes(res),
+		Notes: notes(res), Explain: explainBlocks(res),
 		Requests: requestRows(sides), Differs: res.Differs,
 		DiffersHidden: words.DiffersHidden(res.DiffersNotSignificant), Runs: runRows(res.Runs), Facts: factRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
@@ -123,6 +124,22 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 		p.Missing = appendNew(p.Missing, o.Timeline.Missing...)
 	}
 	return render(w, p, sections, append(runCharts(res), o.Charts...))
+}
+
+// explainBlock is one figure's attribution of hwpprobe explain
+// (analysis.Attribution) in words.
+type explainBlock struct {
+	Header      string
+	Rows        []words.StepRow
+	Interaction string
+}
+
+func explainBlocks(res *analysis.Result) []explainBlock {
+	var out []explainBlock
+	for _, at := range res.Attributions {
+		out = append(out, explainBlock{Header: words.AttributionHeader(at), Rows: words.StepRows(at), Interaction: words.InteractionLine(at)})
+	}
+	return out
 }
 
 // notes are a two-side experiment's notes on its figures; none for more
