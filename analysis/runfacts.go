@@ -46,7 +46,7 @@ type RunFacts struct {
 	// Limits are the package power limits in force over the run: each
 	// source's (MSR_PKG_POWER_LIMIT and every powercap zone) in the
 	// snapshot before, each traced write of MSR_PKG_POWER_LIMIT, each
-	// source's in the snapshot after.
+	// sampled change of it, each source's in the snapshot after.
 	Limits []LimitStep `json:"power_limits"`
 	// PL2Seconds is the time the run spent inside the PL2 window
 	// (PL2Window); NaN when PL1 or the package power is not known.
@@ -83,7 +83,8 @@ type LimitStep struct {
 	// Source is "MSR_PKG_POWER_LIMIT" or a powercap zone
 	// ("intel-rapl:0", "intel-rapl-mmio:0").
 	Source string `json:"source"`
-	// How: "before" and "after" (the snapshots) or "write" (traced).
+	// How: "before" and "after" (the snapshots), "write" (traced) or
+	// "sampled" (a sample read a value other than the reading before).
 	How      string  `json:"how"`
 	PL1W     float64 `json:"pl1_w"`
 	PL1TimeS float64 `json:"pl1_time_s"`
@@ -156,6 +157,10 @@ type factScan struct {
 	pl1     float64   // PL1 from the snapshot before
 	steps   []LimitStep
 	levels  map[string]int64 // core type -> kHz per HWP level (RunFacts.levelKHz)
+	// limitRaw is MSR_PKG_POWER_LIMIT of the first package as last read
+	// (the snapshot before, then each sample); limitKnown once read.
+	limitRaw   uint64
+	limitKnown bool
 }
 
 // phaseAcc accumulates one kind of phase.
@@ -202,6 +207,11 @@ func (f *factScan) addSample(s *recording.Sample, busyCol, bzyCol, pkgCol int, h
 		f.typeOf[row.CPU] = t
 		if v, ok := row.Reg(hwp.MSR_IA32_HWP_STATUS); ok {
 			f.excursion(row.CPU, hwp.DecodeStatus(v).ExcursionMin)
+		}
+	}
+	if len(s.Packages) > 0 {
+		if v, ok := s.Packages[0].Reg(rapl.MSR_PKG_POWER_LIMIT); ok {
+			f.sampledLimit(v, s.TimeNs)
 		}
 	}
 	var active []string
@@ -289,6 +299,9 @@ func (f *factScan) addSnapshot(s recording.Snapshot) {
 		f.units = &u
 	}
 	if l := p.PowerLimit; l != nil {
+		if s.Phase == recording.PhaseBefore {
+			f.limitRaw, f.limitKnown = uint64(l.Raw), true
+		}
 		f.steps = append(f.steps, LimitStep{T: t, Source: "MSR_PKG_POWER_LIMIT", How: s.Phase, PL1W: l.PL1W, PL1TimeS: l.PL1TimeS, PL2W: l.PL2W})
 		if s.Phase == recording.PhaseBefore && l.PL1Enabled {
 			f.pl1 = l.PL1W
@@ -333,16 +346,30 @@ func coreTypeName(t string) string {
 	return string(topology.All)
 }
 
-// addWrite takes a traced write of MSR_PKG_POWER_LIMIT, decoded with the
-// units of the snapshot before (the common Intel client units without
-// one).
-func (f *factScan) addWrite(e recording.TraceEvent) {
+// addWrite takes a traced write of MSR_PKG_POWER_LIMIT.
+func (f *factScan) addWrite(e recording.TraceEvent) { f.limitStep("write", e.Value, e.TimeNs) }
+
+// sampledLimit takes a sampled MSR_PKG_POWER_LIMIT: a step where it
+// differs from the reading before (the snapshot's, or the sample's
+// before), whoever changed it (a write through MMIO or firmware is not
+// traced).
+func (f *factScan) sampledLimit(v uint64, timeNs int64) {
+	if f.limitKnown && v != f.limitRaw {
+		f.limitStep("sampled", v, timeNs)
+	}
+	f.limitRaw, f.limitKnown = v, true
+}
+
+// limitStep adds a step of MSR_PKG_POWER_LIMIT holding v from timeNs on,
+// decoded with the units of the snapshot before (the common Intel client
+// units without one).
+func (f *factScan) limitStep(how string, v uint64, timeNs int64) {
 	u := uint64(rapl.DefaultPowerUnitRaw)
 	if f.units != nil {
 		u = *f.units
 	}
-	l := rapl.DecodePowerLimit(e.Value, rapl.DecodePowerUnit(u))
-	f.steps = append(f.steps, LimitStep{T: float64(e.TimeNs-f.start) / 1e9, Source: "MSR_PKG_POWER_LIMIT", How: "write",
+	l := rapl.DecodePowerLimit(v, rapl.DecodePowerUnit(u))
+	f.steps = append(f.steps, LimitStep{T: float64(timeNs-f.start) / 1e9, Source: "MSR_PKG_POWER_LIMIT", How: how,
 		PL1W: l.PL1.Power, PL1TimeS: l.PL1.Window, PL2W: l.PL2.Power})
 }
 

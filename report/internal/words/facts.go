@@ -168,8 +168,8 @@ func powerLimits(steps []analysis.LimitStep) string {
 			before = append(before, pl)
 		case "after":
 			after = append(after, pl)
-		default:
-			groups = append(groups, fmt.Sprintf("write %+.2fs %s", s.T, pl))
+		default: // a write, or a sampled change
+			groups = append(groups, fmt.Sprintf("%s %+.2fs %s", s.How, s.T, pl))
 		}
 	}
 	var out []string
