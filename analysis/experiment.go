@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -81,8 +82,10 @@ type RunResult struct {
 	// it is counted.
 	Excluded     string        `json:"excluded,omitempty"`
 	Disturbances []Disturbance `json:"disturbances,omitempty"`
-	summary      summary.Summary
-	evidence     runEvidence
+	// Facts is what the run showed of the hardware (RunFacts).
+	Facts    RunFacts `json:"evidence"`
+	summary  summary.Summary
+	evidence runEvidence
 	// checked: the run's settings were checked just before its command
 	// started (recording.Held).
 	checked bool
@@ -105,6 +108,21 @@ type TypeEvidence struct {
 	// Excursions is the share of this type's CPU-samples whose
 	// IA32_HWP_STATUS had Excursion_To_Minimum set; NaN when not sampled.
 	Excursions float64 `json:"hwp_excursions"`
+	// LevelKHz is the kHz one HWP performance level stands for on this
+	// type's CPUs (LevelKHz), from the first counted run's snapshot; 0
+	// when not known.
+	LevelKHz int64 `json:"level_khz,omitempty"`
+}
+
+// LevelText is a request field's level with its frequency where one level's
+// is known: "62 (4960 MHz)", else "62". EPP and EPB are no levels, and
+// 0 (desired: the hardware chooses) none either.
+func (t TypeEvidence) LevelText(field string, v uint64) string {
+	s := strconv.FormatUint(v, 10)
+	if t.LevelKHz == 0 || v == 0 || field == "epp" || field == "epb" {
+		return s
+	}
+	return fmt.Sprintf("%s (%d MHz)", s, int64(v)*t.LevelKHz/1000)
 }
 
 // SideResult is one side.
@@ -122,6 +140,19 @@ type SideResult struct {
 	// HWP_STATUS was not sampled. The bit is sticky: it may have been set
 	// before the sample's interval (docs/diff.md).
 	Excursions float64 `json:"hwp_excursions"`
+	// NewExcursions sums the counted runs' newly set excursion bits per
+	// core type (RunFacts.ExcursionEdges); nil when HWP_STATUS was not
+	// read. ExcursionRuns counts the runs with at least one.
+	NewExcursions map[string]int `json:"hwp_excursions_new"`
+	ExcursionRuns int            `json:"hwp_excursion_runs"`
+	// LimitSeconds is, per limit reason, the median over the counted runs
+	// of the seconds it was active (RunFacts.LimitSeconds); nil when not
+	// sampled.
+	LimitSeconds map[string]float64 `json:"limit_seconds"`
+	// PL2Share is the median over the counted runs of the share of their
+	// time spent inside the PL2 window (RunFacts.PL2Share); NaN when not
+	// known.
+	PL2Share float64 `json:"pl2_window_share"`
 }
 
 // Figure compares one figure between the sides.
@@ -140,11 +171,14 @@ type Result struct {
 	Runs    []RunResult    `json:"runs"`
 	// Time, Figures and Differs compare the two sides of a two-side
 	// experiment; with more sides they are empty and Multi compares.
-	Time     Figure       `json:"time"`
-	Figures  []Figure     `json:"figures"`
-	Differs  []Difference `json:"differs"`
-	Drift    Drift        `json:"drift"`
-	Warnings []string     `json:"warnings"`
+	Time    Figure       `json:"time"`
+	Figures []Figure     `json:"figures"`
+	Differs []Difference `json:"differs"`
+	// DiffersNotSignificant counts the measured figures whose medians
+	// differ without a significant test: Differs leaves them out.
+	DiffersNotSignificant int      `json:"differs_not_significant"`
+	Drift                 Drift    `json:"drift"`
+	Warnings              []string `json:"warnings"`
 	// Missing says what the files lack: runs cut short, a truncated file.
 	Missing []string `json:"missing,omitempty"`
 	// Reference is the index of the side the others are compared with
@@ -161,6 +195,10 @@ type Result struct {
 	// Contexts are the run contexts the sources recorded (meta's
 	// context), in Sources' order; nil for a file written without one.
 	Contexts []*recording.Context `json:"-"`
+	// Stopping is the stopping rule's account of an experiment run with
+	// `--runs auto` (its end record's); nil otherwise. The time is then
+	// tested at its last look's level (StoppingTime).
+	Stopping *recording.Stopping `json:"-"`
 }
 
 // MultiFigure compares one figure between every side and the reference.
@@ -199,6 +237,9 @@ func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
 		if res.Time, err = res.figure("time", "s", func(r RunResult) float64 { return r.Seconds }); err != nil {
 			return nil, err
 		}
+		if err := res.stoppingTime(srcs); err != nil {
+			return nil, err
+		}
 		res.compareFigures()
 	}
 	for i := range res.Sides {
@@ -206,9 +247,41 @@ func Analyze(srcs []Source, o Options, keepDisturbed bool) (*Result, error) {
 	}
 	res.warn()
 	if len(res.Sides) == 2 {
-		res.Differs = differences(res)
+		res.Differs, res.DiffersNotSignificant = differences(res)
 	}
 	return res, nil
+}
+
+// stoppingTime tests the time, in an experiment run with `--runs auto`,
+// at the level the live run's last look spent (recording.Stopping), not
+// at Options.Alpha: the level the stopping rule's guarantee holds at.
+func (res *Result) stoppingTime(srcs []Source) error {
+	if len(srcs) != 1 || srcs[0].Rec.End == nil || srcs[0].Rec.End.Stopping == nil || len(srcs[0].Rec.End.Stopping.Looks) == 0 {
+		return nil
+	}
+	st := srcs[0].Rec.End.Stopping
+	res.Stopping = st
+	last := st.Looks[len(st.Looks)-1]
+	a, b := res.values(res.Sides[0].Label, Seconds), res.values(res.Sides[1].Label, Seconds)
+	c, err := CompareAtLevel(a, b, last.Level)
+	if err != nil {
+		return err
+	}
+	c.Notes = append(c.Notes, StoppingNote(st))
+	res.Time.Comparison = c
+	return nil
+}
+
+// StoppingNote says how the adaptive stopping rule ended and at which
+// level the time is tested.
+func StoppingNote(st *recording.Stopping) string {
+	last := st.Looks[len(st.Looks)-1]
+	settled := "settled: " + last.Verdict
+	if !st.Settled {
+		settled = fmt.Sprintf("not settled at %d runs per side (%s at the last look)", st.MaxRuns, last.Verdict)
+	}
+	return fmt.Sprintf("--runs auto: %d looks (the last at %d+%d runs), %s; alpha %.4g spent of %g; the time is tested at the last look's level %.4g, as the live run did, not at --alpha",
+		len(st.Looks), last.N, last.N, settled, st.Spent, st.Alpha, last.Level)
 }
 
 // Seconds and Joules are a run's time and package energy, the figures
@@ -305,8 +378,8 @@ func (res *Result) collectRuns(srcs []Source) error {
 }
 
 func newRunResult(s Source, sc *scanner, run *recording.Run, side string) RunResult {
-	sum, ev := sc.result(s.Rec, run)
-	r := RunResult{Side: side, Run: run.Start.Run, Source: s.Name, Warmup: run.Start.Warmup,
+	sum, ev, facts := sc.result(s.Rec, run)
+	r := RunResult{Facts: facts, Side: side, Run: run.Start.Run, Source: s.Name, Warmup: run.Start.Warmup,
 		Seconds: sum.Duration.Seconds(), Command: run.Start.Command, Joules: math.NaN(), PkgWatts: math.NaN(), summary: sum,
 		evidence: ev}
 	if run.End != nil {
@@ -574,6 +647,11 @@ func (res *Result) side(s SideResult) SideResult {
 			}
 		}
 		ct.AvgMHz, ct.BzyMHz, ct.BusyPct, ct.IPC, ct.CoreTmp = medianOf(avg), medianOf(bzy), medianOf(busy), medianOf(ipc), medianOf(tmp)
+		for _, r := range runs {
+			if k := r.Facts.levelKHz[t]; k > 0 && ct.LevelKHz == 0 {
+				ct.LevelKHz = k
+			}
+		}
 		for _, comm := range slices.Sorted(maps.Keys(written[t])) {
 			ct.Written = append(ct.Written, Writer{Comm: comm, Writes: writes[t][comm], Fields: written[t][comm].fields()})
 		}
@@ -581,7 +659,55 @@ func (res *Result) side(s SideResult) SideResult {
 		s.CoreTypes = append(s.CoreTypes, ct)
 	}
 	s.PkgTmp = medianOf(pkgTmp)
+	s.sideFacts(runs)
 	return s
+}
+
+// sideFacts condenses the runs' RunFacts: the new excursions summed, the
+// limit seconds' and the PL2 window share's medians.
+func (s *SideResult) sideFacts(runs []RunResult) {
+	limits, pl2 := map[string][]float64{}, []float64(nil)
+	s.PL2Share = math.NaN()
+	for _, r := range runs {
+		f := r.Facts
+		if f.ExcursionEdges != nil {
+			if s.NewExcursions == nil {
+				s.NewExcursions = map[string]int{}
+			}
+			for t, n := range f.ExcursionEdges {
+				s.NewExcursions[t] += n
+			}
+			if f.Edges() > 0 {
+				s.ExcursionRuns++
+			}
+		}
+		if !math.IsNaN(f.PL2Share) {
+			pl2 = append(pl2, f.PL2Share)
+		}
+	}
+	sampled := false
+	for _, r := range runs {
+		sampled = sampled || r.Facts.LimitSeconds != nil
+		for k := range r.Facts.LimitSeconds {
+			limits[k] = nil
+		}
+	}
+	for k := range limits {
+		for _, r := range runs {
+			if r.Facts.LimitSeconds != nil {
+				limits[k] = append(limits[k], r.Facts.LimitSeconds[k]) // 0 s where the run never had it
+			}
+		}
+	}
+	if sampled {
+		s.LimitSeconds = map[string]float64{}
+		for k, v := range limits {
+			s.LimitSeconds[k] = medianOf(v)
+		}
+	}
+	if len(pl2) > 0 {
+		s.PL2Share = medianOf(pl2)
+	}
 }
 
 func (res *Result) sideRuns(label string) []RunResult {
@@ -648,4 +774,36 @@ func (res *Result) warn() {
 	}
 	res.Drift = DriftOf(runs, res.Options.alpha())
 	res.Warnings = append(res.Warnings, res.Drift.Warnings...)
+	if w := PL2Warning(res.Sides); w != "" {
+		res.Warnings = append(res.Warnings, w)
+	}
+}
+
+// PL2Gap is the difference between two sides' median shares of time
+// inside the PL2 window (RunFacts.PL2Share) above which PL2Warning warns.
+const PL2Gap = 0.10
+
+// PL2Warning warns when the sides' runs spent shares of their time inside
+// the PL2 window (medians over each side's counted runs) more than PL2Gap
+// apart: part of a difference in time may then come from how much of the
+// power budget above PL1 each side's runs had, not from the settings.
+// "" when they do not, or fewer than two sides know the share.
+func PL2Warning(sides []SideResult) string {
+	lo, hi := -1, -1
+	for i, s := range sides {
+		if math.IsNaN(s.PL2Share) {
+			continue
+		}
+		if lo < 0 || s.PL2Share < sides[lo].PL2Share {
+			lo = i
+		}
+		if hi < 0 || s.PL2Share > sides[hi].PL2Share {
+			hi = i
+		}
+	}
+	if lo < 0 || sides[hi].PL2Share-sides[lo].PL2Share <= PL2Gap {
+		return ""
+	}
+	return fmt.Sprintf("side %s's runs spent %.0f%% of their time inside the PL2 window, side %s's %.0f%% (medians): part of the difference may come from the power budget above PL1 each had (the cool-down, the runs' length), not from the settings",
+		sides[hi].Label, 100*sides[hi].PL2Share, sides[lo].Label, 100*sides[lo].PL2Share)
 }

@@ -5,6 +5,7 @@ package analysis_test
 import (
 	"bytes"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -67,8 +68,16 @@ func TestAnalyzeSeed(t *testing.T) {
 			t.Errorf("what differs %q lacks %q", whats, w)
 		}
 	}
-	if res.Differs[0].What != "min held P" && res.Differs[0].What != "epp held P" {
-		t.Errorf("largest difference first: got %q", res.Differs[0].What)
+	// The settings first, then the largest register difference.
+	var kinds []string
+	for _, d := range res.Differs {
+		if k := d.Kind; len(kinds) == 0 || kinds[len(kinds)-1] != k {
+			kinds = append(kinds, k)
+		}
+	}
+	if d := res.Differs[2]; !slices.Equal(kinds, []string{analysis.DiffSetting, analysis.DiffRegister, analysis.DiffFigure}) ||
+		res.Differs[0].What != "scaling_governor" || d.What != "min held P" && d.What != "epp held P" {
+		t.Errorf("what differs in kinds %q, first %q, first register %q", kinds, res.Differs[0].What, d.What)
 	}
 }
 

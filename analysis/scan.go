@@ -8,6 +8,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/rowindex"
+	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/recording/summary"
 	"github.com/hwpprobe/hwpprobe/topology"
@@ -36,6 +37,11 @@ func (sc *scanner) add(r recording.Record) error {
 	case recording.Samples:
 		if x := sc.runs[b.Run]; x != nil {
 			x.addSamples(b.Samples)
+			x.facts.addSamples(b, sc.host)
+		}
+	case recording.Snapshot:
+		if x := sc.runs[b.Run]; x != nil {
+			x.facts.addSnapshot(b)
 		}
 	case recording.Trace:
 		if x := sc.runs[b.Run]; x != nil {
@@ -45,23 +51,35 @@ func (sc *scanner) add(r recording.Record) error {
 	return nil
 }
 
-// addRun feeds a run read into memory, as a scan would have.
+// addRun feeds a run read into memory, as a scan would have: its start,
+// the snapshot before, its samples and trace, the snapshot after.
 func (sc *scanner) addRun(run *recording.Run) {
 	id := run.Start.Run
-	for _, r := range []recording.Record{run.Start,
-		recording.Samples{Run: id, CPUColumns: run.CPUColumns, PackageColumns: run.PackageColumns, Samples: run.Samples},
-		recording.Trace{Run: id, Events: run.Trace}} {
+	recs := []recording.Record{run.Start}
+	snaps := func(phase string) {
+		for _, s := range run.Snapshots {
+			if s.Phase == phase {
+				recs = append(recs, s)
+			}
+		}
+	}
+	snaps(recording.PhaseBefore)
+	recs = append(recs, recording.Samples{Run: id, CPUColumns: run.CPUColumns, PackageColumns: run.PackageColumns, Samples: run.Samples},
+		recording.Trace{Run: id, Events: run.Trace})
+	snaps(recording.PhaseAfter)
+	for _, r := range recs {
 		_ = sc.add(r)
 	}
 }
 
-// result returns a run's summary and evidence.
-func (sc *scanner) result(rec *recording.Recording, run *recording.Run) (summary.Summary, runEvidence) {
+// result returns a run's summary, evidence and facts.
+func (sc *scanner) result(rec *recording.Recording, run *recording.Run) (summary.Summary, runEvidence, RunFacts) {
 	x := sc.runs[run.Start.Run]
 	if x == nil {
 		x = newRunScan(run.Start, sc.host.Driver)
 	}
-	return sc.col.Summary(rec, run), x.evidence(sc.host)
+	sum := sc.col.Summary(rec, run)
+	return sum, x.evidence(sc.host), x.facts.facts(sum)
 }
 
 // runScan is what a scanner keeps of one run: per CPU and register, the
@@ -91,6 +109,7 @@ type runScan struct {
 	limitVals map[uint64]int // MSR_CORE_PERF_LIMIT_REASONS value -> samples
 	limitN    int
 	status    map[string]statusCount // core type of the rows ("" when not hybrid) -> CPU-samples
+	facts     *factScan
 }
 
 // cpuScan is one CPU of a run.
@@ -123,7 +142,8 @@ type writeKey struct {
 // run's samples and traced writes are checked against.
 func newRunScan(start recording.RunStart, driver string) *runScan {
 	x := &runScan{start: start.TimeNs, from: start.TimeNs, driver: driver,
-		writes: map[writeKey]int{}, limitVals: map[uint64]int{}, status: map[string]statusCount{}}
+		writes: map[writeKey]int{}, limitVals: map[uint64]int{}, status: map[string]statusCount{},
+		facts: newFactScan(start.TimeNs)}
 	if h := start.Held; h != nil {
 		if h.TimeNs > 0 && h.TimeNs < start.TimeNs {
 			x.from = h.TimeNs
@@ -231,6 +251,9 @@ func (x *runScan) firstSample(s *recording.Sample) {
 func (x *runScan) addTrace(events []recording.TraceEvent) {
 	for _, e := range events {
 		x.writes[writeKey{e.CPU, e.Comm, e.MSR, e.Value}]++
+		if e.MSR == rapl.MSR_PKG_POWER_LIMIT && !e.Failed && e.TimeNs >= x.start {
+			x.facts.addWrite(e)
+		}
 		switch {
 		case e.Failed || !slices.Contains(requestMSRs, e.MSR) || e.TimeNs < x.from:
 		case !x.sampledYet && x.seed == nil && !e.Emulated:

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 // DefaultPrecision is the ratio's relative half-width (and the equivalence
@@ -114,7 +116,11 @@ const (
 
 // Decision is the outcome of one look.
 type Decision struct {
-	Stop    bool
+	Stop bool
+	// Settled: the look settled the verdict (significant with the
+	// interval within the precision, or equivalent), as opposed to a
+	// stop at MaxRuns.
+	Settled bool
 	Verdict string // VerdictSignificant, VerdictEquivalent, VerdictUnsettled
 	N       int    // runs per side at this look
 	Level   float64
@@ -136,22 +142,16 @@ func (r StopRule) Decide(a, b []float64) (Decision, error) {
 		return d, nil
 	}
 	d.Level = r.LookAlpha(n)
-	lvl := d.Level
-	if lvl == 0 { // a first look that cannot be significant
-		lvl = math.SmallestNonzeroFloat64
-	}
-	c, err := Compare(a[:n], b[:n], Options{Alpha: lvl, Confidence: 1 - lvl})
+	c, err := CompareAtLevel(a[:n], b[:n], d.Level)
 	if err != nil {
 		return d, err
 	}
-	c.Significant = d.Level > 0 && c.P <= d.Level*(1+1e-9)
-	c.Notes = c.directionNote() // the look's level is computed, not stated: no note on the exact p
 	d.Comparison = c
 	switch {
 	case c.Significant && relHalfWidth(c) <= r.Precision:
-		d.Stop, d.Verdict = true, VerdictSignificant
+		d.Stop, d.Settled, d.Verdict = true, true, VerdictSignificant
 	case c.RatioLo >= 1-r.Precision && c.RatioHi <= 1+r.Precision:
-		d.Stop, d.Verdict = true, VerdictEquivalent
+		d.Stop, d.Settled, d.Verdict = true, true, VerdictEquivalent
 	case n >= r.MaxRuns:
 		d.Stop = true
 		if c.Significant {
@@ -159,6 +159,43 @@ func (r StopRule) Decide(a, b []float64) (Decision, error) {
 		}
 	}
 	return d, nil
+}
+
+// CompareAtLevel compares a and b as a look of the stopping rule does,
+// at the level it spends: the U test significant when p <= level, the
+// ratio's interval at 1 - level. A level of 0 (a first look that cannot
+// be significant) is never significant.
+func CompareAtLevel(a, b []float64, level float64) (Comparison, error) {
+	lvl := level
+	if lvl == 0 {
+		lvl = math.SmallestNonzeroFloat64
+	}
+	c, err := Compare(a, b, Options{Alpha: lvl, Confidence: 1 - lvl})
+	if err != nil {
+		return c, err
+	}
+	c.Significant = level > 0 && c.P <= level*(1+1e-9)
+	c.Notes = c.directionNote() // the look's level is computed, not stated: no note on the exact p
+	return c, nil
+}
+
+// Record returns the rule as an experiment file records it (format 3.2,
+// end's stopping), without looks yet.
+func (r StopRule) Record() *recording.Stopping {
+	r = r.withDefaults()
+	return &recording.Stopping{Alpha: r.Alpha, Precision: r.Precision, MinRuns: r.MinRuns, MaxRuns: r.MaxRuns, Looks: []recording.Look{}}
+}
+
+// AddLook records a look's decision in s: its level spent, and whether it
+// settled the verdict. A decision before the first look (fewer than
+// MinRuns runs a side) is no look.
+func AddLook(s *recording.Stopping, d Decision) {
+	if d.N < s.MinRuns {
+		return
+	}
+	s.Looks = append(s.Looks, recording.Look{N: d.N, Level: d.Level, P: d.Comparison.P, Verdict: d.Verdict})
+	s.Spent += d.Level
+	s.Settled = d.Settled
 }
 
 func relHalfWidth(c Comparison) float64 {

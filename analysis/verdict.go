@@ -11,46 +11,105 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/hwpprobe/hwpprobe/recording"
 )
 
-// Difference is a figure that differs between the sides.
+// Difference is a setting, a register field or a figure that differs
+// between the sides.
 type Difference struct {
+	// Kind is DiffSetting, DiffRegister or DiffFigure.
+	Kind     string  `json:"kind"`
 	What     string  `json:"what"`
 	A        string  `json:"a"`
 	B        string  `json:"b"`
-	Relative float64 `json:"relative"` // |A - B| / max(|A|, |B|), for ordering
+	Relative float64 `json:"relative"` // |A - B| / max(|A|, |B|), for ordering; 0 for a setting
+	// Note says, for a figure, that its ratio B/A and its medians' change
+	// point opposite ways (Comparison's note), so that the two values
+	// shown are not read as the direction of the difference.
+	Note string `json:"note,omitempty"`
 }
 
-// differences lists the figures that differ, largest first: the compared
-// figures (medians) and the request fields and EPB each core type held
-// most of the time.
-func differences(res *Result) []Difference {
-	var out []Difference
-	add := func(what, a, b string, x, y float64) {
-		if x == y || math.IsNaN(x) || math.IsNaN(y) {
-			return
+// Kinds of Difference.
+const (
+	DiffSetting  = "setting"  // a setting the experiment applied
+	DiffRegister = "register" // a request field or EPB a core type held most of the time
+	DiffFigure   = "figure"   // a measured figure whose test is significant
+)
+
+// differences lists what differs between the two sides: first the
+// settings, then the request fields and EPB each core type held most of
+// the time (largest relative difference first; levels with their MHz),
+// then the measured figures whose difference is significant (largest
+// first). It also returns how many measured figures differ in their
+// medians without a significant test, left out of the list.
+func differences(res *Result) ([]Difference, int) {
+	var out, regs, figs []Difference
+	a, b := res.Sides[0], res.Sides[1]
+	for _, n := range settingNames(a.Settings, b.Settings) {
+		va, vb := settingValue(a.Settings, n), settingValue(b.Settings, n)
+		if va != vb {
+			out = append(out, Difference{Kind: DiffSetting, What: n, A: va, B: vb})
 		}
-		out = append(out, Difference{What: what, A: a, B: b, Relative: math.Abs(x-y) / math.Max(math.Abs(x), math.Abs(y))})
 	}
-	for _, f := range res.AllFigures() {
-		c := f.Comparison
-		add(f.Name, fmtValue(c.A.Median, f.Unit), fmtValue(c.B.Median, f.Unit), c.A.Median, c.B.Median)
-	}
-	for i, ta := range res.Sides[0].CoreTypes {
-		if i >= len(res.Sides[1].CoreTypes) {
+	relative := func(x, y float64) float64 { return math.Abs(x-y) / math.Max(math.Abs(x), math.Abs(y)) }
+	for i, ta := range a.CoreTypes {
+		if i >= len(b.CoreTypes) {
 			break
 		}
-		tb := res.Sides[1].CoreTypes[i]
+		tb := b.CoreTypes[i]
 		for _, f := range append(slices.Clone(requestFields), "epb") {
 			va, oka := mode(ta.Held[f])
 			vb, okb := mode(tb.Held[f])
-			if oka && okb {
-				add(fmt.Sprintf("%s held %s", f, ta.Type), strconv.FormatUint(va, 10), strconv.FormatUint(vb, 10), float64(va), float64(vb))
+			if oka && okb && va != vb {
+				regs = append(regs, Difference{Kind: DiffRegister, What: fmt.Sprintf("%s held %s", f, ta.Type),
+					A: ta.LevelText(f, va), B: tb.LevelText(f, vb), Relative: relative(float64(va), float64(vb))})
 			}
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Difference) int { return cmp.Compare(b.Relative, a.Relative) })
+	hidden := 0
+	for _, f := range res.AllFigures() {
+		c := f.Comparison
+		x, y := c.A.Median, c.B.Median
+		switch {
+		case x == y || math.IsNaN(x) || math.IsNaN(y):
+		case !c.Significant:
+			hidden++
+		default:
+			d := Difference{Kind: DiffFigure, What: f.Name, A: fmtValue(x, f.Unit), B: fmtValue(y, f.Unit), Relative: relative(x, y)}
+			if n := c.directionNote(); len(n) > 0 {
+				d.Note = n[0]
+			}
+			figs = append(figs, d)
+		}
+	}
+	byRelative := func(a, b Difference) int { return cmp.Compare(b.Relative, a.Relative) }
+	slices.SortStableFunc(regs, byRelative)
+	slices.SortStableFunc(figs, byRelative)
+	return append(append(out, regs...), figs...), hidden
+}
+
+// settingNames are the names of the settings of either side, A's first in
+// their order, then B's others.
+func settingNames(a, b []recording.Setting) []string {
+	var out []string
+	for _, s := range append(slices.Clone(a), b...) {
+		if !slices.Contains(out, s.Name) {
+			out = append(out, s.Name)
+		}
+	}
 	return out
+}
+
+// settingValue is the value a side set for a setting, "-" when it set
+// none.
+func settingValue(s []recording.Setting, name string) string {
+	for _, x := range s {
+		if x.Name == name {
+			return x.Value
+		}
+	}
+	return "-"
 }
 
 func mode(v []FieldCount) (uint64, bool) {
@@ -67,6 +126,23 @@ func fmtValue(v float64, unit string) string {
 // AllFigures are the compared figures: time first, then the others.
 func (res *Result) AllFigures() []Figure {
 	return append([]Figure{res.Time}, res.Figures...)
+}
+
+// Notes are hwpprobe's notes on a two-side experiment's figures, each
+// prefixed with its figure ("time: p = 2/20 ..."), then the note on
+// multiple comparisons when several figures are tested.
+func (res *Result) Notes() []string {
+	figs := res.AllFigures()
+	var out []string
+	for _, f := range figs {
+		for _, n := range f.Comparison.Notes {
+			out = append(out, f.Name+": "+n)
+		}
+	}
+	if n := FamilyNote(len(figs), res.Options.Alpha); n != "" {
+		out = append(out, n)
+	}
+	return out
 }
 
 // Verdict says in words what the time comparison shows.

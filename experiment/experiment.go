@@ -84,6 +84,9 @@ type Outcome struct {
 	Failed     string
 	FailedCode int
 	Stop       *analysis.Decision // Auto: the last look
+	// Stopping is the stopping rule's account (Auto), written in the
+	// file's end record.
+	Stopping   *recording.Stopping
 	RestoreErr error
 	WriteErr   error
 }

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/recording"
@@ -76,7 +77,7 @@ func run(cfg Config, ps []*profile.Profile, m *profile.Machine, rctx *recording.
 		status = recording.StatusFailed
 	}
 	if out.WriteErr == nil {
-		if cerr := w.Close(recording.End{TimeNs: time.Now().UnixNano(), Status: status}); cerr != nil {
+		if cerr := w.Close(recording.End{TimeNs: time.Now().UnixNano(), Status: status, Stopping: out.Stopping}); cerr != nil {
 			out.WriteErr = cerr
 		}
 	}
@@ -111,6 +112,10 @@ func (r *runner) schedule() error {
 		if err != nil {
 			return err
 		}
+		if r.out.Stopping == nil {
+			r.out.Stopping = r.cfg.Rule.Record()
+		}
+		analysis.AddLook(r.out.Stopping, d)
 		if d.Stop {
 			r.out.Stop = &d
 			fmt.Fprintf(r.cfg.Progress, "hwpprobe: stopping after %d+%d runs: %s\n", d.N, d.N, d.Verdict)

@@ -30,10 +30,10 @@ const Magic = "\x89HWPREC\n"
 // JSON fields and columns, which are ignored. Other majors are refused.
 // Format 3 differs from 2 in the deltas of columnar batches, which may
 // run from a CPU's row in the sample before (docs/recording-format.md);
-// 3.1 added run-start's held.
+// 3.1 added run-start's held, 3.2 end's stopping.
 const (
 	VersionMajor = 3
-	VersionMinor = 1
+	VersionMinor = 2
 )
 
 // fileHeaderLen is the magic plus major and minor version (uint16 LE each).

@@ -439,6 +439,36 @@ const (
 type End struct {
 	TimeNs int64  `json:"time_ns"`
 	Status string `json:"status"` // StatusComplete, StatusInterrupted, StatusFailed
+	// Stopping is the adaptive stopping rule's account of an experiment
+	// run with `--runs auto` (format 3.2); nil otherwise.
+	Stopping *Stopping `json:"stopping,omitempty"`
+}
+
+// Stopping is what the adaptive stopping rule of `diff --runs auto`
+// decided (analysis.StopRule): the rule, every look at the runs, the
+// significance level spent, and whether the verdict settled. An offline
+// analysis of the experiment tests the time at the last look's level.
+type Stopping struct {
+	Alpha     float64 `json:"alpha"`
+	Precision float64 `json:"precision"`
+	MinRuns   int     `json:"min_runs"`
+	MaxRuns   int     `json:"max_runs"`
+	Looks     []Look  `json:"looks"`
+	// Spent is the sum of the looks' levels: the share of Alpha spent.
+	Spent float64 `json:"spent_alpha"`
+	// Settled: the last look settled the verdict (significant or
+	// equivalent); false when the experiment reached MaxRuns unsettled.
+	Settled bool `json:"settled"`
+}
+
+// Look is one look of the stopping rule: the runs per side, the level it
+// tested at, the U test's p-value, and its verdict ("significant",
+// "equivalent" or "unsettled").
+type Look struct {
+	N       int     `json:"n"`
+	Level   float64 `json:"level"`
+	P       float64 `json:"p"`
+	Verdict string  `json:"verdict"`
 }
 
 // Type implements Record.

@@ -56,21 +56,8 @@ func statCells(fn *footnotes, c analysis.Comparison, interval func(analysis.Summ
 		c.Delta() + " (" + c.PString() + ")" + fn.mark(c.Warnings)
 }
 
-// figureNotes are hwpprobe's notes on the figures ("time: p = 2/20 ..."),
-// then the note on multiple comparisons when several figures are tested.
-func figureNotes(res *analysis.Result) []string {
-	figs := res.AllFigures()
-	var out []string
-	for _, f := range figs {
-		for _, n := range f.Comparison.Notes {
-			out = append(out, f.Name+": "+n)
-		}
-	}
-	if n := analysis.FamilyNote(len(figs), res.Options.Alpha); n != "" {
-		out = append(out, n)
-	}
-	return out
-}
+// figureNotes are hwpprobe's notes on the figures (analysis.Result.Notes).
+func figureNotes(res *analysis.Result) []string { return res.Notes() }
 
 // warningsBesideFootnotes are the result's warnings less the time
 // comparison's, which the text and Markdown reports print as footnotes

@@ -93,6 +93,57 @@ type jsonSide struct {
 	PkgTmp      jnum                `json:"pkg_tmp_max"`
 	LimitShares map[string]float64  `json:"limit_shares"`
 	Excursions  jnum                `json:"hwp_excursions"`
+	// NewExcursions, ExcursionRuns, LimitSeconds, PL2Share: the counted
+	// runs' evidence condensed (analysis.SideResult).
+	NewExcursions map[string]int     `json:"hwp_excursions_new"`
+	ExcursionRuns int                `json:"hwp_excursion_runs"`
+	LimitSeconds  map[string]float64 `json:"limit_seconds"`
+	PL2Share      jnum               `json:"pl2_window_share"`
+}
+
+// jsonFacts is a run's evidence (analysis.RunFacts), NaN as null.
+type jsonFacts struct {
+	ExcursionEdges map[string]int     `json:"hwp_excursions_new"`
+	LimitSeconds   map[string]float64 `json:"limit_seconds"`
+	SampledSeconds jnum               `json:"sampled_seconds"`
+	Power          struct {
+		Package  jnum `json:"package"`
+		Cores    jnum `json:"cores"`
+		Graphics jnum `json:"graphics"`
+		Rest     jnum `json:"rest"`
+		Psys     jnum `json:"psys"`
+	} `json:"watts"`
+	Parallel   jsonPhase       `json:"parallel"`
+	Serial     jsonPhase       `json:"serial"`
+	Limits     []jsonLimitStep `json:"power_limits"`
+	PL2Seconds jnum            `json:"pl2_window_seconds"`
+	PL2Share   jnum            `json:"pl2_window_share"`
+}
+
+type jsonPhase struct {
+	Seconds jnum               `json:"seconds"`
+	BzyMHz  map[string]float64 `json:"bzy_mhz"`
+}
+
+type jsonLimitStep struct {
+	T        jnum   `json:"t"`
+	Source   string `json:"source"`
+	How      string `json:"how"`
+	PL1W     jnum   `json:"pl1_w"`
+	PL1TimeS jnum   `json:"pl1_time_s"`
+	PL2W     jnum   `json:"pl2_w"`
+}
+
+func factsJSON(f analysis.RunFacts) jsonFacts {
+	j := jsonFacts{ExcursionEdges: f.ExcursionEdges, LimitSeconds: f.LimitSeconds, SampledSeconds: jnum(f.SampledSeconds),
+		Parallel: jsonPhase{jnum(f.Parallel.Seconds), f.Parallel.BzyMHz}, Serial: jsonPhase{jnum(f.Serial.Seconds), f.Serial.BzyMHz},
+		PL2Seconds: jnum(f.PL2Seconds), PL2Share: jnum(f.PL2Share), Limits: []jsonLimitStep{}}
+	j.Power.Package, j.Power.Cores, j.Power.Graphics = jnum(f.Power.Package), jnum(f.Power.Cores), jnum(f.Power.Graphics)
+	j.Power.Rest, j.Power.Psys = jnum(f.Power.Rest), jnum(f.Power.Psys)
+	for _, l := range f.Limits {
+		j.Limits = append(j.Limits, jsonLimitStep{T: jnum(l.T), Source: l.Source, How: l.How, PL1W: jnum(l.PL1W), PL1TimeS: jnum(l.PL1TimeS), PL2W: jnum(l.PL2W)})
+	}
+	return j
 }
 
 type jsonRun struct {
@@ -109,6 +160,8 @@ type jsonRun struct {
 	Counted      bool                   `json:"counted"`
 	Excluded     string                 `json:"excluded,omitempty"`
 	Disturbances []analysis.Disturbance `json:"disturbances,omitempty"`
+	// Evidence is what the run showed of the hardware (analysis.RunFacts).
+	Evidence jsonFacts `json:"evidence"`
 }
 
 type jsonThreshold struct {
@@ -133,7 +186,9 @@ type jsonReport struct {
 	Runs        []jsonRun             `json:"runs"`
 	Figures     []jsonFigure          `json:"figures"`
 	Differs     []analysis.Difference `json:"differs"`
-	Drift       struct {
+	// DiffersNotSignificant: the measured figures left out of differs.
+	DiffersNotSignificant int `json:"differs_not_significant"`
+	Drift                 struct {
 		Tau    jnum `json:"tau"`
 		P      jnum `json:"p"`
 		PerRun jnum `json:"per_run"`
@@ -148,6 +203,9 @@ type jsonReport struct {
 	Contexts []jsonContext `json:"contexts"`
 	// Multi: SchemaN's N-side comparisons.
 	Multi []jsonMulti `json:"multi,omitempty"`
+	// Stopping: the stopping rule's account of a `--runs auto`
+	// experiment (recording.Stopping), absent otherwise.
+	Stopping *recording.Stopping `json:"stopping,omitempty"`
 	// Explain: hwpprobe explain's attributions (docs/explain.md).
 	Explain []jsonAttribution `json:"explain,omitempty"`
 }
@@ -179,7 +237,8 @@ func figureJSON(f analysis.Figure) jsonFigure {
 
 func sideJSON(s analysis.SideResult) jsonSide {
 	js := jsonSide{Label: s.Label, Settings: s.Settings, Counted: s.Counted, PkgTmp: jnum(s.PkgTmp),
-		LimitShares: s.LimitShares, Excursions: jnum(s.Excursions)}
+		LimitShares: s.LimitShares, Excursions: jnum(s.Excursions),
+		NewExcursions: s.NewExcursions, ExcursionRuns: s.ExcursionRuns, LimitSeconds: s.LimitSeconds, PL2Share: jnum(s.PL2Share)}
 	for _, ct := range s.CoreTypes {
 		js.CoreTypes = append(js.CoreTypes, jsonCoreType{Type: ct.Type, CPUs: ct.CPUs, Held: ct.Held, Written: ct.Written,
 			AvgMHz: jnum(ct.AvgMHz), BzyMHz: jnum(ct.BzyMHz), BusyPct: jnum(ct.BusyPct), IPC: jnum(ct.IPC), CoreTmp: jnum(ct.CoreTmp),
@@ -193,7 +252,7 @@ func sideJSON(s analysis.SideResult) jsonSide {
 func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis.Threshold) error {
 	j := jsonReport{Schema: Schema, Version: in.Version, Emulated: in.Emulated, Host: res.Meta.Host,
 		CommandLine: res.Meta.CommandLine, Sources: res.Sources, Alpha: jnum(res.Options.Alpha),
-		Confidence: jnum(res.Options.Confidence), Differs: res.Differs, Warnings: res.Warnings, Missing: res.Missing,
+		Confidence: jnum(res.Options.Confidence), Differs: res.Differs, DiffersNotSignificant: res.DiffersNotSignificant, Warnings: res.Warnings, Missing: res.Missing,
 		Verdict: res.Verdict(), Thresholds: []jsonThreshold{}, Notes: figureNotes(res)}
 	for _, s := range res.Sides {
 		j.Sides = append(j.Sides, sideJSON(s))
@@ -201,7 +260,7 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 	for _, r := range res.Runs {
 		j.Runs = append(j.Runs, jsonRun{Run: r.Run, Side: r.Side, Order: r.Order, Source: r.Source, Warmup: r.Warmup,
 			Seconds: jnum(r.Seconds), ExitCode: r.ExitCode, Command: r.Command, Joules: jnum(r.Joules), PkgWatts: jnum(r.PkgWatts),
-			Counted: r.Counted(), Excluded: r.Excluded, Disturbances: r.Disturbances})
+			Counted: r.Counted(), Excluded: r.Excluded, Disturbances: r.Disturbances, Evidence: factsJSON(r.Facts)})
 	}
 	if len(res.Multi) > 0 {
 		j.Schema, j.Multi, j.Figures, j.Notes = SchemaN, multiJSON(res), []jsonFigure{}, nil
@@ -211,6 +270,7 @@ func WriteJSON(w io.Writer, res *analysis.Result, in Info, thresholds []analysis
 		}
 	}
 	j.Explain = explainJSON(res)
+	j.Stopping = res.Stopping
 	j.Drift.Tau, j.Drift.P, j.Drift.PerRun, j.Drift.N = jnum(res.Drift.Tau), jnum(res.Drift.P), jnum(res.Drift.PerRun), res.Drift.N
 	j.Contexts = []jsonContext{}
 	for i, c := range res.Contexts {

@@ -48,10 +48,12 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 			e.printf("| %s | %s | %d | %s | %s | %s | %s | %s | %s | %s |\n", s.Label, ct.Type, ct.CPUs, held, written, num(ct.AvgMHz, 0), num(ct.BzyMHz, 0), num(ct.BusyPct, 1), num(ct.IPC, 2), num(ct.CoreTmp, 0))
 		}
 	}
-	e.printf("\n| side | PkgTmp max | limit reasons (share of samples) | HWP excursions to minimum |\n|---|---|---|---|\n")
+	e.printf("\n| side | PkgTmp max | limit reasons (median seconds per run) | HWP excursions newly set | PL2 window (median) |\n|---|---|---|---|---|\n")
 	for _, s := range res.Sides {
-		e.printf("| %s | %s | %s | %s |\n", s.Label, num(s.PkgTmp, 0), words.LimitShares(s.LimitShares), words.Excursions(s))
+		e.printf("| %s | %s | %s | %s | %s |\n", s.Label, num(s.PkgTmp, 0), words.LimitSeconds(s.LimitSeconds, 0),
+			words.NewExcursions(s.NewExcursions, s.ExcursionRuns), words.PL2Share(s.PL2Share))
 	}
+	writeFactsMarkdown(e, res)
 	if len(res.Multi) > 0 {
 		writeMultiMarkdown(e, res)
 	} else {
@@ -66,6 +68,17 @@ func WriteMarkdown(w io.Writer, res *analysis.Result, in Info) error {
 		}
 	}
 	return e.err
+}
+
+// writeFactsMarkdown writes each run's evidence (analysis.RunFacts) as
+// a table.
+func writeFactsMarkdown(e *errWriter, res *analysis.Result) {
+	e.printf("\n### Per-run evidence\n\n")
+	e.printf("| run | side | new HWP excursions | limit reasons | PL2 window | power | Bzy_MHz parallel | Bzy_MHz serial | PL1/PL2 |\n|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range res.Runs {
+		f := words.Facts(r.Facts)
+		e.printf("| %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", r.Run, r.Side, f.Excursions, f.Limits, f.PL2, f.Power, f.Parallel, f.Serial, f.PowerLimit)
+	}
 }
 
 func writersText(ws []analysis.Writer) string {
@@ -90,10 +103,13 @@ func writeFiguresMarkdown(e *errWriter, res *analysis.Result) {
 			c.PString(), fn.mark(c.Warnings), c.Ratio, num(c.RatioLo, 3), num(c.RatioHi, 3))
 	}
 	writeNotesMarkdown(e, fn, figureNotes(res))
-	if len(res.Differs) > 0 {
-		e.printf("\n### What differs (largest first)\n\n| figure | %s | %s |\n|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
+	if len(res.Differs)+res.DiffersNotSignificant > 0 {
+		e.printf("\n### What differs (settings, registers, then significant figures, largest first)\n\n| what | %s | %s |\n|---|---|---|\n", res.Sides[0].Label, res.Sides[1].Label)
 		for _, d := range res.Differs {
-			e.printf("| %s | %s | %s |\n", d.What, d.A, d.B)
+			e.printf("| %s | %s | %s%s |\n", d.What, d.A, d.B, words.DifferenceNote(d))
+		}
+		if h := words.DiffersHidden(res.DiffersNotSignificant); h != "" {
+			e.printf("\n%s.\n", strings.ToUpper(h[:1])+h[1:])
 		}
 	}
 }

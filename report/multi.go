@@ -55,7 +55,7 @@ func writeMultiMarkdown(e *errWriter, res *analysis.Result) {
 			sc := comparisonOf(mc, i)
 			c := sc.Test
 			e.printf("| %s | %s | %s | %s%s | %.3f [%s, %s] at %s%% |\n", s.Label, cell, sc.Delta(), sc.PString(), fn.mark(c.Warnings),
-				c.Ratio, num(c.RatioLo, 3), bound(c.RatioHi), trimFloat(100*c.RatioConfidence))
+				c.Ratio, num(c.RatioLo, 3), words.Bound(c.RatioHi), words.TrimFloat(100*c.RatioConfidence))
 		}
 		writeNotesMarkdown(e, fn, st.Notes)
 		e.printf("\n")

@@ -53,6 +53,12 @@ func TestPageContent(t *testing.T) {
 			`<h2 id="statistics">Statistics</h2>`, `id="runs-time"`, `id="runs-energy"`,
 			`Intel(R) Core(TM) Ultra 7 165U (GenuineIntel family 6 model 0xaa stepping 4)`, `<th>microcode</th><td class="mono">0x1f</td>`,
 			`<td>no: warm-up</td>`,
+			// Run 2's evidence: its samples' intervals above PL1 (15 W, by
+			// more than 5%) sum to 0.807 s of 0.850 s (all but the last, at
+			// 13.2 W), 95%.
+			`<h3 id="run-evidence">Per-run evidence</h3>`,
+			`<tr><td class="num">2</td><td>B</td><td>HWP_STATUS not read</td><td>PkgPwrL2 0.5 s of 0.9 s</td><td>0.8 s (95%)</td><td>package 52.4 W = cores 49.9 &#43; graphics 1.8 &#43; rest 0.8; psys 55.4 W</td>`,
+			`<td>before MSR 15/57 W (28s), intel-rapl:0 15/57 W (28s); after as before</td>`,
 		}},
 		{"recording", []string{recordFixture}, false, []string{
 			`id="emulated">EMULATED`, `<h1>hwpprobe record: emu-mtl-record.hwpr</h1>`,

@@ -49,8 +49,15 @@ func TestText(t *testing.T) {
 		"held:    min 4  max 48  desired 0  epp 16  epb 0",
 		"written: hwpprobe x4: min 48  max 48  desired 0  epp 0",
 		"[warm-up]",
-		"limits: PkgPwrL1 50%", // bit 10 of 0x64F, named by the SDM's table for model 0xAA
-		"what differs (largest first):",
+		// Bit 10 of 0x64F (named by the SDM's table for model 0xAA) is set
+		// in every odd one-second sample: A's counted runs of 330, 335,
+		// 334 and 332 samples had it 165, 168, 167 and 166 s.
+		"limits (median per run): PkgPwrL1 166.5 s",
+		"    2 A excursions HWP_STATUS not read; limits PkgPwrL1 165.0 s of 330.0 s; PL2 window not known (no PL1 or package power)",
+		"power: package 28.0 W = cores 14.0 + rest 14.0",
+		"what differs (settings, registers, then significant figures, largest first):",
+		"  scaling_governor A performance    B powersave",
+		"  min held P       A 48             B 4",
 		"verdict: B is 22.",
 	} {
 		if !strings.Contains(out, want) {
@@ -72,6 +79,8 @@ func TestMarkdown(t *testing.T) {
 		"| command | `make -j4` |",
 		"| B | P | 2 | min 4  max 48  desired 0  epp 16  epb 0 | hwpprobe x4: min 4  max 48  desired 0  epp 16 |",
 		"| 1 | A | 364.056 |",
+		"### Per-run evidence",
+		"| 2 | A | HWP_STATUS not read | PkgPwrL1 165.0 s of 330.0 s | not known (no PL1 or package power) | package 28.0 W = cores 14.0 + rest 14.0 |",
 		"no: warm-up",
 	} {
 		if !strings.Contains(out, want) {
@@ -89,8 +98,9 @@ func TestJSON(t *testing.T) {
 	var got struct {
 		Schema string `json:"schema"`
 		Sides  []struct {
-			Label     string `json:"label"`
-			CoreTypes []struct {
+			Label        string             `json:"label"`
+			LimitSeconds map[string]float64 `json:"limit_seconds"`
+			CoreTypes    []struct {
 				Type string                           `json:"type"`
 				Held map[string][]analysis.FieldCount `json:"held"`
 			} `json:"core_types"`
@@ -102,7 +112,11 @@ func TestJSON(t *testing.T) {
 			RatioHi     *float64 `json:"ratio_hi"`
 		} `json:"figures"`
 		Runs []struct {
-			Counted bool `json:"counted"`
+			Counted  bool `json:"counted"`
+			Evidence struct {
+				LimitSeconds map[string]float64  `json:"limit_seconds"`
+				Watts        map[string]*float64 `json:"watts"`
+			} `json:"evidence"`
 		} `json:"runs"`
 		Thresholds []struct {
 			Crossed bool `json:"crossed"`
@@ -125,6 +139,12 @@ func TestJSON(t *testing.T) {
 				t.Errorf("side %s %s held min/max/epp %v, want %v", s.Label, ct.Type, h, want[i])
 			}
 		}
+	}
+	ev := got.Runs[1].Evidence // A's first counted run, 330 samples
+	if ev.LimitSeconds["PkgPwrL1"] != 165 || ev.Watts["rest"] == nil || *ev.Watts["rest"] != 14 || ev.Watts["psys"] != nil ||
+		got.Sides[0].LimitSeconds["PkgPwrL1"] != 166.5 {
+		t.Errorf("run 2's evidence %+v, side A's limit seconds %v: want PkgPwrL1 165 s, rest 14 W, psys null; A's median 166.5 s",
+			ev, got.Sides[0].LimitSeconds)
 	}
 	f := got.Figures[0]
 	if f.Name != "time" || !f.Significant || f.Ratio > 0.8 || f.RatioHi == nil || got.Thresholds[0].Crossed {

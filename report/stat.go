@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
@@ -159,8 +158,8 @@ func writeStatBody(e *errWriter, st *Stat) {
 			p = sc.PString()
 		}
 		e.printf("%-*s  %-18s %s (%s)%s  ratio %s/%s %.3f [%.3f, %s] at %s%%\n", width, s.Label, words.Interval(mc.Sides[i])+fn.mark(mc.Sides[i].Warnings),
-			sc.Delta(), p, fn.mark(c.Warnings), in.Short[i], in.Short[in.Reference], c.Ratio, c.RatioLo, bound(c.RatioHi),
-			trimFloat(100*c.RatioConfidence))
+			sc.Delta(), p, fn.mark(c.Warnings), in.Short[i], in.Short[in.Reference], c.Ratio, c.RatioLo, words.Bound(c.RatioHi),
+			words.TrimFloat(100*c.RatioConfidence))
 	}
 	writeNotesText(e, fn, st.Notes)
 	for _, wn := range st.Warnings {
@@ -184,19 +183,6 @@ func comparisonOf(mc analysis.MultiComparison, side int) analysis.SideComparison
 		}
 	}
 	return analysis.SideComparison{}
-}
-
-// bound is a ratio interval's upper bound: "∞" with too few runs.
-func bound(v float64) string {
-	if math.IsInf(v, 1) {
-		return "∞"
-	}
-	return fmt.Sprintf("%.3f", v)
-}
-
-// trimFloat is a level as a short decimal: 95, 98.33, 97.14.
-func trimFloat(v float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
 }
 
 type jsonStatSide struct {

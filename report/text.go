@@ -4,6 +4,7 @@ package report
 
 import (
 	"io"
+	"strings"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/report/internal/words"
@@ -34,9 +35,11 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 				e.printf("       written: no traced writes\n")
 			}
 		}
-		e.printf("  PkgTmp %s C  limits: %s  excursions: %s\n\n", num(s.PkgTmp, 0), words.LimitShares(s.LimitShares), words.Excursions(s))
+		e.printf("  PkgTmp %s C  limits (median per run): %s  new HWP excursions: %s  PL2 window: %s\n\n", num(s.PkgTmp, 0),
+			words.LimitSeconds(s.LimitSeconds, 0), words.NewExcursions(s.NewExcursions, s.ExcursionRuns), words.PL2Share(s.PL2Share))
 	}
 	writeRunsText(e, res)
+	writeFactsText(e, res)
 	if len(res.Multi) > 0 {
 		writeMultiText(e, res)
 		writeMissingText(e, res)
@@ -50,10 +53,13 @@ func WriteText(w io.Writer, res *analysis.Result, in Info) error {
 		e.printf("%-20s %-18s %-18s %s\n", f.Name+" ("+f.Unit+")", a, b, delta)
 	}
 	writeNotesText(e, fn, figureNotes(res))
-	if len(res.Differs) > 0 {
-		e.printf("\nwhat differs (largest first):\n")
+	if len(res.Differs)+res.DiffersNotSignificant > 0 {
+		e.printf("\nwhat differs (settings, registers, then significant figures, largest first):\n")
 		for _, d := range res.Differs {
-			e.printf("  %-16s A %-14s B %s\n", d.What, d.A, d.B)
+			e.printf("  %-16s A %-14s B %s%s\n", d.What, d.A, d.B, words.DifferenceNote(d))
+		}
+		if h := words.DiffersHidden(res.DiffersNotSignificant); h != "" {
+			e.printf("  %s\n", h)
 		}
 	}
 	writeMissingText(e, res)
@@ -93,6 +99,18 @@ func writeRunsText(e *errWriter, res *analysis.Result) {
 		}
 		e.printf("  %3d %-*s %9.3f s  %8s J  %6s W  status %d%s\n", r.Run, sideWidth(res), r.Side, r.Seconds,
 			num(r.Joules, 0), num(r.PkgWatts, 1), r.ExitCode, note)
+	}
+}
+
+// writeFactsText writes each run's evidence (analysis.RunFacts).
+func writeFactsText(e *errWriter, res *analysis.Result) {
+	e.printf("\nper-run evidence (docs/diff.md, \"Per-run evidence\"):\n")
+	for _, r := range res.Runs {
+		f := words.Facts(r.Facts)
+		e.printf("  %3d %-*s excursions %s; limits %s; PL2 window %s\n", r.Run, sideWidth(res), r.Side, f.Excursions, f.Limits, f.PL2)
+		pad := strings.Repeat(" ", 6+sideWidth(res))
+		e.printf("%spower: %s\n%sBzy_MHz parallel %s; serial %s\n", pad, f.Power, pad, f.Parallel, f.Serial)
+		e.printf("%sPL1/PL2: %s\n", pad, f.PowerLimit)
 	}
 }
 

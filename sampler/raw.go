@@ -34,6 +34,7 @@ const (
 	BadEnergy
 	BadLimit
 	BadHWPStatus
+	BadPowerLimit
 )
 
 // RawCPU is one reading of a CPU's cumulative counters and registers.
@@ -65,6 +66,7 @@ type RawPkg struct {
 	Energy       [NumDomains]uint64
 	ThermStatus  uint64
 	LimitReasons uint64
+	PowerLimit   uint64 // MSR_PKG_POWER_LIMIT
 	Bad          uint16
 }
 
@@ -117,6 +119,9 @@ type Setup struct {
 	CoreTmp      Source
 	PkgTmp       Source
 	LimitReasons Source
+	// PowerLimit is the source of MSR_PKG_POWER_LIMIT (0x610), read on
+	// each package's first CPU: PL1 and PL2 as the package holds them.
+	PowerLimit Source
 	// LimitTable names the bits of MSR_CORE_PERF_LIMIT_REASONS on this
 	// model; nil when none is known (the bits are then shown raw).
 	LimitTable *hwp.LimitTable
@@ -166,6 +171,7 @@ func (s *Setup) Info() Info {
 			"EPB":           s.EPB,
 			"HWP_STATUS":    s.HWPStatus,
 			"LIMIT_REASONS": s.LimitReasons,
+			"POWER_LIMIT":   s.PowerLimit,
 		},
 	}
 	for d, c := range s.Energy {

@@ -309,6 +309,9 @@ func (s *Sampler) pkg(pk *Package, i int, dt float64) {
 	if st.LimitReasons != SrcNone && r.Bad&BadLimit == 0 {
 		pk.LimitReasons = reg(r.LimitReasons, p.LimitReasons, st.LimitReasons, p.Bad&BadLimit == 0)
 	}
+	if st.PowerLimit != SrcNone && r.Bad&BadPowerLimit == 0 {
+		pk.PowerLimit = reg(r.PowerLimit, p.PowerLimit, st.PowerLimit, p.Bad&BadPowerLimit == 0)
+	}
 }
 
 // reg builds a register figure; the change is known only when the

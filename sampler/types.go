@@ -219,6 +219,9 @@ type Package struct {
 	// ThermStatus is IA32_PACKAGE_THERM_STATUS (0x1B1), whose low bits
 	// carry the thermal and power-limit status and log flags.
 	ThermStatus Reg `json:"therm_status"`
+	// PowerLimit is MSR_PKG_POWER_LIMIT (0x610), read on the package's
+	// first CPU: PL1 and PL2 in force.
+	PowerLimit Reg `json:"power_limit"`
 }
 
 // Summary aggregates the CPUs of one core type (or, with Type topology.All,

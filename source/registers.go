@@ -4,6 +4,7 @@ package source
 
 import (
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/sampler"
 )
 
@@ -64,5 +65,10 @@ func (s *Set) probeRegisters() {
 		st.LimitReasons = sampler.SrcMSR
 	} else {
 		s.note("LIMIT_REASONS", "%s", msrReason("MSR_CORE_PERF_LIMIT_REASONS (0x64F)", err))
+	}
+	if _, err := s.probeMSR(p0, rapl.MSR_PKG_POWER_LIMIT); err == nil {
+		st.PowerLimit = sampler.SrcMSR
+	} else {
+		s.note("POWER_LIMIT", "%s", msrReason("MSR_PKG_POWER_LIMIT (0x610)", err))
 	}
 }

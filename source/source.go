@@ -37,6 +37,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/perfcount"
+	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/sampler"
 )
 
@@ -296,6 +297,11 @@ func (s *Set) Read(r *sampler.Raw) error {
 		if st.LimitReasons != sampler.SrcNone {
 			if rp.LimitReasons, ok = s.readMSR(ps.cpu, hwp.MSR_CORE_PERF_LIMIT_REASONS); !ok {
 				rp.Bad |= sampler.BadLimit
+			}
+		}
+		if st.PowerLimit != sampler.SrcNone {
+			if rp.PowerLimit, ok = s.readMSR(ps.cpu, rapl.MSR_PKG_POWER_LIMIT); !ok {
+				rp.Bad |= sampler.BadPowerLimit
 			}
 		}
 	}

@@ -44,7 +44,8 @@ func (c *clock) now() time.Time { return c.t }
 // intelRegs returns the registers of an Intel CPU with HWP: values from
 // regs/testdata/registers.tsv style dumps (HWP_REQUEST 0x80002b0c:
 // min 12, max 43, EPP 128; MSR_TEMPERATURE_TARGET 0x00640000: TjMax 100;
-// MSR_RAPL_POWER_UNIT 0xa0e03: 2^-14 J).
+// MSR_RAPL_POWER_UNIT 0xa0e03: 2^-14 J; MSR_PKG_POWER_LIMIT as the
+// emulated Core Ultra 7 165U's snapshot reads it, PL1 15 W, PL2 57 W).
 func intelRegs() map[uint32]uint64 {
 	return map[uint32]uint64{
 		hwp.MSR_IA32_APERF: 0, hwp.MSR_IA32_MPERF: 0, msrTSC: 0,
@@ -52,6 +53,7 @@ func intelRegs() map[uint32]uint64 {
 		hwp.MSR_IA32_THERM_STATUS: 0x88300000, hwp.MSR_TEMPERATURE_TARGET: 0x00640000,
 		hwp.MSR_IA32_PACKAGE_THERM_STATUS: 0x88280000, hwp.MSR_CORE_PERF_LIMIT_REASONS: 0,
 		rapl.MSR_RAPL_POWER_UNIT: 0xa0e03, rapl.MSR_PKG_ENERGY_STATUS: 0xfffff000, rapl.MSR_PP0_ENERGY_STATUS: 0,
+		rapl.MSR_PKG_POWER_LIMIT: 0x4281c800dd8078,
 	}
 }
 
@@ -75,7 +77,8 @@ func TestMSRSources(t *testing.T) {
 		"Avg_MHz": sampler.SrcMSR, "Busy%": sampler.SrcMSR, "Bzy_MHz": sampler.SrcMSR, "TSC_MHz": sampler.SrcMSR,
 		"IPC": sampler.SrcNone, "CoreTmp": sampler.SrcMSR, "PkgTmp": sampler.SrcMSR,
 		"HWP_REQUEST": sampler.SrcMSR, "EPB": sampler.SrcMSR, "LIMIT_REASONS": sampler.SrcMSR, "HWP_STATUS": sampler.SrcNone,
-		"PkgWatt": sampler.SrcMSR, "CorWatt": sampler.SrcMSR, "GFXWatt": sampler.SrcNone, "RAMWatt": sampler.SrcNone, "SysWatt": sampler.SrcNone,
+		"POWER_LIMIT": sampler.SrcMSR,
+		"PkgWatt":     sampler.SrcMSR, "CorWatt": sampler.SrcMSR, "GFXWatt": sampler.SrcNone, "RAMWatt": sampler.SrcNone, "SysWatt": sampler.SrcNone,
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("sources (-want +got):\n%s", d)
@@ -110,17 +113,21 @@ func TestMSRSources(t *testing.T) {
 	if pk.PkgWatt.Flags&sampler.FlagWrapped == 0 {
 		t.Errorf("PkgWatt flags %v, want wrapped", pk.PkgWatt.Flags)
 	}
+	if pk.PowerLimit.Raw != 0x4281c800dd8078 || !pk.PowerLimit.OK() {
+		t.Errorf("MSR_PKG_POWER_LIMIT %+v, want 0x4281c800dd8078", pk.PowerLimit)
+	}
 	if !c1.EPB.Changed || c0.EPB.Changed || c1.EPB.Raw != 0 {
 		t.Errorf("EPB change: cpu0 %+v cpu1 %+v", c0.EPB, c1.EPB)
 	}
 	// HWP_REQUEST, EPB, THERM per CPU (3) + APERF, MPERF, TSC (3);
-	// package: PKG and PP0 energy, PKG_THERM, LIMIT_REASONS (4).
+	// package: PKG and PP0 energy, PKG_THERM, LIMIT_REASONS, POWER_LIMIT
+	// (5).
 	before := set.Syscalls()
 	if err := s.Sample(&smp); err == nil {
 		t.Fatal("zero-length interval accepted")
 	}
-	if n := set.Syscalls() - before; n != 2*6+4 {
-		t.Errorf("one reading made %d reads, want %d", n, 2*6+4)
+	if n := set.Syscalls() - before; n != 2*6+5 {
+		t.Errorf("one reading made %d reads, want %d", n, 2*6+5)
 	}
 }
 

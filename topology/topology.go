@@ -6,6 +6,7 @@
 package topology
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -49,6 +50,19 @@ func (t CoreType) Long() string {
 // order ranks core types for display: P, E, LP E, then uniform and all.
 func (t CoreType) order() int {
 	return slices.Index([]CoreType{PCore, ECore, LPECore, Uniform, All}, t)
+}
+
+// CompareTypes orders core type names for display: P, E, LP E, then
+// uniform and all, then any other name by name.
+func CompareTypes(a, b string) int {
+	oa, ob := CoreType(a).order(), CoreType(b).order()
+	if oa < 0 {
+		oa = 1 << 30
+	}
+	if ob < 0 {
+		ob = 1 << 30
+	}
+	return cmp.Or(cmp.Compare(oa, ob), cmp.Compare(a, b))
 }
 
 // Source says where core types came from.

@@ -83,7 +83,6 @@ signal N. See docs/diff.md.`,
 	o.name = "diff"
 	f := cmd.Flags()
 	addExperimentFlags(f, o)
-	f.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page with charts to FILE (docs/report.md)")
 	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable)")
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side, or auto (adaptive: --max-runs, --precision)")
 	cli.IntVarP(f, &o.maxRuns, "max-runs", "", 20, 2, maxRunsPerSide, "--runs auto: at most this many runs per side")
@@ -101,6 +100,7 @@ func addExperimentFlags(f *pflag.FlagSet, o *diffOptions) {
 	cli.FloatVar(f, &o.confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
 	f.StringVar(&o.markdown, "markdown", "", "also write the report as Markdown to FILE (for a bug tracker)")
 	f.StringVar(&o.json, "json", "", "also write the report as JSON to FILE (schema "+report.Schema+", "+report.SchemaN+" for more than two sides)")
+	f.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page with charts to FILE (docs/report.md)")
 	f.BoolVar(&o.keepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
 	cli.IntVarP(f, &o.warmup, "warmup", "", 1, 0, maxRunsPerSide, "warm-up runs per side, not counted")
 	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba (Williams Latin square blocks) or random")

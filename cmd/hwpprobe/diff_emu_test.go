@@ -371,18 +371,42 @@ func TestDiffNoCPUFreq(t *testing.T) {
 // TestDiffEmulatedDryRunAndAuto: --dry-run prints the schedule and the
 // writes and changes nothing; --runs auto settles a tenfold difference as
 // significant within its 6 runs a side (at 4+4 when the runs are steady
-// enough for the 5% precision, at the last look otherwise).
+// enough for the 5% precision, at the last look otherwise, then not
+// settled: the interval is wider than the precision). The file's end
+// record keeps the rule's looks (the first at 4+4 spending 2/70, the
+// smallest p of 4+4; each later (0.05 - 2/70) / 2), and `diff` of the file
+// afterwards tests at the last look's level: its verdict is the live
+// report's, and both carry the note saying so.
 func TestDiffEmulatedDryRunAndAuto(t *testing.T) {
 	dir := t.TempDir()
 	work := `if grep -q performance /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor; then sleep 1; else sleep 0.1; fi`
 	out, code := emuDiff(t, "mtl-165u", dir, settingsScript+` > before; "$H" diff performance powersave:epp=performance --dry-run -o dry.hwpr; echo "dry $?"; `+settingsScript+` > after; cmp before after && echo unchanged; test -e dry.hwpr || echo "no file";
-"$H" diff performance powersave --runs auto --max-runs 6 --warmup 0 -C 0 -o auto.hwpr -- sh -c '`+work+`'; echo "auto $?"`)
+"$H" diff performance powersave --runs auto --max-runs 6 --warmup 0 -C 0 -o auto.hwpr -- sh -c '`+work+`' > live.txt; echo "auto $?"; cat live.txt;
+"$H" diff auto.hwpr --alpha 0.2 > offline.txt; echo "offline $?"; grep -h '^verdict' live.txt offline.txt | uniq -c | sed 's/^ */verdicts /'`)
 	for _, want := range []string{"dry run: schedule A(w) B(w) A B B A A B B A A B\n", "echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
 		"echo performance > /sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference", "dry 0", "unchanged", "no file",
-		"runs: significant", "verdict: B is", "auto 0"} {
+		"runs: significant", "verdict: B is", "auto 0", "offline 0", "verdicts 2 verdict: B is", "note: time: --runs auto: "} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q (status %d):\n%s", want, code, out)
 		}
+	}
+	st := readRec(t, filepath.Join(dir, "auto.hwpr")).End.Stopping
+	if st == nil || len(st.Looks) == 0 || len(st.Looks) > 3 || st.Alpha != 0.05 || st.MaxRuns != 6 || st.Settled != (len(st.Looks) < 3) {
+		t.Fatalf("end record's stopping = %+v, want 1 to 3 looks, settled unless at the third, alpha 0.05, at most 6 runs", st)
+	}
+	spent := 0.0
+	for i, l := range st.Looks {
+		want := (0.05 - 2.0/70) / 2
+		if i == 0 {
+			want = 2.0 / 70
+		}
+		if l.N != 4+i || math.Abs(l.Level-want) > 1e-12 {
+			t.Errorf("look %d: %d runs a side at level %v, want %d at %v", i, l.N, l.Level, 4+i, want)
+		}
+		spent += l.Level
+	}
+	if math.Abs(st.Spent-spent) > 1e-12 {
+		t.Errorf("spent alpha %v, the looks' levels sum to %v", st.Spent, spent)
 	}
 }
 

@@ -5,6 +5,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"html"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,7 +107,7 @@ func TestExplainEmulated(t *testing.T) {
 	script := settingsScript + ` > before
 "$H" explain performance powersave:epp=performance --runs 2 --warmup 0 -o x.hwpr --json x.json -- sleep 0.05 > out 2> err; echo "live status $?"
 ` + settingsScript + ` > after; cmp before after && echo unchanged
-"$H" explain x.hwpr --precision 0.5 --json y.json > out2 2>&1; echo "offline status $?"
+"$H" explain x.hwpr --precision 0.5 --json y.json --html y.html > out2 2>&1; echo "offline status $?"
 for args in "performance performance -- true" "performance powersave powersave:epp=power -- true"; do
   "$H" explain $args -o z.hwpr 2> err; echo "status $? lines $(wc -l < err): $(cat err)"; done`
 	out, _ := emuDiff(t, "mtl-165u", dir, script)
@@ -161,5 +162,21 @@ for args in "performance performance -- true" "performance powersave powersave:e
 	text, _ := os.ReadFile(filepath.Join(dir, "out2"))
 	if !strings.Contains(string(text), "explain time: A -> D") || !strings.Contains(string(text), "precision ±50%") {
 		t.Errorf("offline text lacks the attribution:\n%s", text)
+	}
+	// The page shows the same attribution: each step's row as the text
+	// words it, and the interaction.
+	page, err := os.ReadFile(filepath.Join(dir, "y.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stepLines []string
+	for _, l := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(l, "  B -> C  min ") {
+			stepLines = append(stepLines, l)
+		}
+	}
+	if len(stepLines) == 0 || !strings.Contains(string(page), `<h2 id="explain">`) ||
+		!strings.Contains(string(page), `<tr><td>B -&gt; C</td><td>min</td>`) || !strings.Contains(html.UnescapeString(string(page)), "interaction of min and epp: ") {
+		t.Errorf("page lacks the attribution of the text's step %q", stepLines)
 	}
 }

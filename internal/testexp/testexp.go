@@ -63,6 +63,9 @@ type Experiment struct {
 	// SwitchEmulated traces Switch's writes as an emulated machine logs
 	// them, with the value before (recording.TraceEvent.Old).
 	SwitchEmulated bool
+	// Stopping, when not nil, is the stopping rule's account the end
+	// record holds (an experiment run with --runs auto).
+	Stopping *recording.Stopping
 	// Unheld lists side B's measured runs (1 its first) whose check found
 	// CPU 0's energy_performance_preference balance_power where the side
 	// had set performance.
@@ -150,7 +153,7 @@ func (e Experiment) Write(w io.Writer) error {
 	if e.CutAfter > 0 {
 		return nil
 	}
-	return rw.Close(recording.End{TimeNs: now, Status: recording.StatusComplete})
+	return rw.Close(recording.End{TimeNs: now, Status: recording.StatusComplete, Stopping: e.Stopping})
 }
 
 // Bytes returns the experiment's recording.

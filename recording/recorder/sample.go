@@ -4,6 +4,7 @@ package recorder
 
 import (
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/rapl"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/sampler"
 )
@@ -29,7 +30,8 @@ func FromSampler(s *sampler.Sample, hwpReg uint32) recording.Sample {
 		p := &s.Packages[i]
 		out.Packages[i] = recording.PackageRow{Package: p.Package,
 			Values: packageValues(p.PkgWatt, p.CorWatt, p.GFXWatt, p.RAMWatt, p.SysWatt, p.PkgTmp),
-			Regs:   regs(reg{hwp.MSR_CORE_PERF_LIMIT_REASONS, p.LimitReasons}, reg{hwp.MSR_IA32_PACKAGE_THERM_STATUS, p.ThermStatus})}
+			Regs: regs(reg{hwp.MSR_CORE_PERF_LIMIT_REASONS, p.LimitReasons}, reg{hwp.MSR_IA32_PACKAGE_THERM_STATUS, p.ThermStatus},
+				reg{rapl.MSR_PKG_POWER_LIMIT, p.PowerLimit})}
 	}
 	for i := range s.Summaries {
 		m := &s.Summaries[i]

@@ -64,11 +64,15 @@ type page struct {
 	Sides           []sideRow
 	Cores           []coreRow
 	Figures         []figureRow
+	Notes           []string // the figures' notes (analysis.Result.Notes)
+	Explain         []explainBlock
 	Multi           []multiRow // more than two sides: each against the reference
 	SideLabels      []string
 	Requests        []requestRow
 	Differs         []analysis.Difference
+	DiffersHidden   string // words.DiffersHidden
 	Runs            []runRow
+	Facts           []factRow
 	Summaries       []summaryRow
 	Traces          []traceRow
 	Writes          []writeRow
@@ -102,7 +106,9 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 	}
 	p := &page{Kind: "diff", Emulated: emu, Missing: slices.Clone(res.Missing),
 		Verdict: res.Verdict(), Sides: sideRows(sides), Cores: coreRows(sides), Figures: figureRows(res), Multi: multiRows(res),
-		Requests: requestRows(sides), Differs: res.Differs, Runs: runRows(res.Runs), Warnings: res.Warnings,
+		Notes: notes(res), Explain: explainBlocks(res),
+		Requests: requestRows(sides), Differs: res.Differs,
+		DiffersHidden: words.DiffersHidden(res.DiffersNotSignificant), Runs: runRows(res.Runs), Facts: factRows(res.Runs), Warnings: res.Warnings,
 		Machine: machineRows(res.Meta, res.Sources, o.Info)}
 	p.Title = "hwpprobe diff: " + strings.Join(res.Labels(), " vs ")
 	p.Contexts = words.ContextBlocks(res.Sources, res.Contexts)
@@ -122,6 +128,31 @@ func WriteDiff(w io.Writer, res *analysis.Result, o Options) error {
 	return render(w, p, sections, append(runCharts(res), o.Charts...))
 }
 
+// explainBlock is one figure's attribution of hwpprobe explain
+// (analysis.Attribution) in words.
+type explainBlock struct {
+	Header      string
+	Rows        []words.StepRow
+	Interaction string
+}
+
+func explainBlocks(res *analysis.Result) []explainBlock {
+	var out []explainBlock
+	for _, at := range res.Attributions {
+		out = append(out, explainBlock{Header: words.AttributionHeader(at), Rows: words.StepRows(at), Interaction: words.InteractionLine(at)})
+	}
+	return out
+}
+
+// notes are a two-side experiment's notes on its figures; none for more
+// sides (each comparison's are in its row's cells).
+func notes(res *analysis.Result) []string {
+	if len(res.Multi) > 0 {
+		return nil
+	}
+	return res.Notes()
+}
+
 // WriteRecord writes the page of a recording.
 func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
 	emu := o.Info.Emulated
@@ -135,7 +166,7 @@ func WriteRecord(w io.Writer, rec *analysis.RecordResult, o Options) error {
 	sides := []analysis.SideResult{ev}
 	p := &page{Kind: "record", Emulated: emu, Missing: slices.Clone(rec.Missing),
 		Sides: sideRows(sides), Cores: coreRows(sides), Requests: requestRows(sides), SideLabels: []string{"recorded"},
-		Runs: runRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),
+		Runs: runRows(rec.Runs), Facts: factRows(rec.Runs), Summaries: summaryRows(rec.Runs), Traces: traceRows(rec.Runs),
 		Machine: machineRows(rec.Meta, []string{rec.Source}, o.Info)}
 	p.Title = "hwpprobe " + orNA(rec.Meta.Kind) + ": " + rec.Source
 	p.Contexts = words.ContextBlocks([]string{rec.Source}, []*recording.Context{rec.Meta.Context})

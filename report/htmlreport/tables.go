@@ -190,6 +190,20 @@ func runRows(runs []analysis.RunResult) []runRow {
 	return rows
 }
 
+// factRow is a run's evidence (analysis.RunFacts) in words.
+type factRow struct {
+	Run, Side string
+	words.RunFacts
+}
+
+func factRows(runs []analysis.RunResult) []factRow {
+	var rows []factRow
+	for _, r := range runs {
+		rows = append(rows, factRow{Run: fmt.Sprint(r.Run), Side: r.Side, RunFacts: words.Facts(r.Facts)})
+	}
+	return rows
+}
+
 // summaryRow is a core type's figures averaged over one run (as `show`).
 type summaryRow struct {
 	Run, Type, CPUs, AvgMHz, BusyPct, BzyMHz, IPC, CoreTmp, PkgTmp, PkgWatt, CorWatt, Joules string
@@ -301,15 +315,15 @@ func quoteArgs(args []string) string {
 
 // sideRow is one side's settings and package evidence.
 type sideRow struct {
-	Label, Settings, Counted, PkgTmp, Limits, Excursions, Color string
+	Label, Settings, Counted, PkgTmp, Limits, Excursions, PL2, Color string
 }
 
 func sideRows(sides []analysis.SideResult) []sideRow {
 	var rows []sideRow
 	for i, s := range sides {
 		rows = append(rows, sideRow{Label: s.Label, Settings: words.Settings(s.Settings), Counted: fmt.Sprint(s.Counted),
-			PkgTmp: fmtNum(s.PkgTmp, "°C"), Limits: words.LimitShares(s.LimitShares), Excursions: words.Excursions(s),
-			Color: sideColor(i)})
+			PkgTmp: fmtNum(s.PkgTmp, "°C"), Limits: words.LimitSeconds(s.LimitSeconds, 0),
+			Excursions: words.NewExcursions(s.NewExcursions, s.ExcursionRuns), PL2: words.PL2Share(s.PL2Share), Color: sideColor(i)})
 	}
 	return rows
 }
