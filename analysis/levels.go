@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package analysis
 
 // perfUnitsKHz are the frequencies one HWP performance level stands for

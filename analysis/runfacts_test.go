@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package analysis_test
 
 import (
@@ -11,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
-	"github.com/hwpprobe/hwpprobe/analysis/testexp"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/testexp"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 
