@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/hwpprobe/hwpprobe/analysis"
-	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/internal/synth"
+	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 // synthFile writes a synthetic recording (package internal/synth: 10

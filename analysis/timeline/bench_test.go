@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/internal/synth"
+	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 // BenchmarkBuild builds the timeline of a synthetic 30-second recording

@@ -19,8 +19,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
-	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/internal/synth"
+	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/internal/testexp"
 	"github.com/hwpprobe/hwpprobe/internal/browsertest"
+	"github.com/hwpprobe/hwpprobe/internal/testexp"
 )
 
 func TestReportOffline(t *testing.T) {

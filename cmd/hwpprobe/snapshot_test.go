@@ -14,9 +14,9 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/fixture"
 	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 	"github.com/hwpprobe/hwpprobe/snapshot"
-	"github.com/hwpprobe/hwpprobe/internal/fixture"
 )
 
 // TestSnapshotThisMachine runs snapshot for real on the CI/dev VM (no msr

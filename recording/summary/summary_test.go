@@ -11,8 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/cpus"
-	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/internal/synth"
+	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 func run(samples ...recording.Sample) *recording.Run {
