@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwpprobe/hwpprobe/internal/verdict"
 	"github.com/hwpprobe/hwpprobe/recording"
 )
 
@@ -225,6 +226,36 @@ func (t Threshold) Crossed(res *Result) bool {
 		return r > 1+t.Percent/100
 	}
 	return r < 1-t.Percent/100
+}
+
+// Limit says in words where the threshold lies: "B/A above 1.050", "A/B
+// below 0.900".
+func (t Threshold) Limit() string {
+	ratio := "B/A"
+	if t.Subject == 0 {
+		ratio = "A/B"
+	}
+	if t.Slower {
+		return fmt.Sprintf("%s above %.3f", ratio, 1+t.Percent/100)
+	}
+	return fmt.Sprintf("%s below %.3f", ratio, 1-t.Percent/100)
+}
+
+// ThresholdCases are the thresholds' verdicts (diff --fail-if with
+// --ktap or --junit): a case "fail-if" holding one leaf per threshold,
+// named by its text, failed when crossed, with the verdict and the limit
+// as diagnostic lines.
+func ThresholdCases(res *Result, thresholds []Threshold) *verdict.Case {
+	top := &verdict.Case{Name: "fail-if"}
+	for _, t := range thresholds {
+		c := verdict.Passf(t.Text)
+		if t.Crossed(res) {
+			c = verdict.Failf(t.Text, "crossed: the difference is significant and %s", t.Limit())
+		}
+		c.Diag = []string{res.Verdict(), fmt.Sprintf("crossed when the time difference is significant (p <= %v) and %s", res.Time.Comparison.Alpha, t.Limit())}
+		top.Cases = append(top.Cases, c)
+	}
+	return top
 }
 
 // Labels are the sides' labels.

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -159,7 +160,13 @@ func precheck(cfg Config) (*profile.Machine, string, error) {
 	if m.Driver == "" {
 		return nil, profile.ErrNoCPUFreq.Error(), nil
 	}
-	s, err := snapshot.Build(cfg.Sources, "")
+	if len(m.Online) == 0 {
+		return nil, "no online CPU", nil
+	}
+	// The first online CPU tells whether the MSRs can be read: a
+	// snapshot of every CPU costs seconds on a two-socket server (tens
+	// of reads per CPU), and checkProfile reads them all anyway.
+	s, err := snapshot.Build(cfg.Sources, strconv.Itoa(m.Online[0]))
 	if err != nil {
 		return nil, "", fmt.Errorf("read the registers: %w", err)
 	}

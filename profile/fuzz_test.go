@@ -4,8 +4,12 @@ package profile
 
 import (
 	"errors"
+	"io"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/hwpprobe/hwpprobe/internal/verdict"
 )
 
 // FuzzParse: Parse never panics; an error is one line wrapping ErrSyntax;
@@ -40,7 +44,8 @@ func FuzzParse(f *testing.F) {
 
 // FuzzCompareMatrix: any --expect file against a real matrix table: no
 // panic; each difference names a line that differs, in order, with the
-// file's and the table's text of it; a table compared with itself has none.
+// file's and the table's text of it; a table compared with itself has none;
+// ExpectCases fails the same lines, and the writers take them.
 func FuzzCompareMatrix(f *testing.F) {
 	table := "profile                   type  min  max  des  epp  epb\nperformance               P      62   62    0    0    6\n"
 	f.Add(table)
@@ -61,6 +66,27 @@ func FuzzCompareMatrix(f *testing.F) {
 				t.Fatalf("difference %+v, the file's line is %q", d, lines[d.N-1])
 			}
 			prev = d.N
+		}
+		// --ktap, --junit: a case per line, failed exactly where a
+		// difference is, that the writers take whatever the file holds.
+		c := ExpectCases(table, want, "exp#ect.txt")
+		var failed, diffs []int
+		for i, l := range c.Cases {
+			if l.Result == verdict.Fail {
+				failed = append(failed, i+1)
+			}
+		}
+		for _, d := range CompareMatrix(table, want) {
+			diffs = append(diffs, d.N)
+		}
+		if len(c.Cases) != max(len(lines), 2) || !slices.Equal(failed, diffs) {
+			t.Fatalf("%d cases, failed %v; differences %v", len(c.Cases), failed, diffs)
+		}
+		if err := verdict.WriteKTAP(io.Discard, []*verdict.Case{c}); err != nil {
+			t.Fatal(err)
+		}
+		if err := verdict.WriteJUnit(io.Discard, "matrix", []*verdict.Case{c}); err != nil {
+			t.Fatal(err)
 		}
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
+	"github.com/hwpprobe/hwpprobe/internal/verdict"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 )
 
@@ -189,19 +190,53 @@ func ReadMatrixFile(name string) (string, error) {
 // CompareMatrix compares a matrix's text with the expected text, line by
 // line, and returns the lines that differ (none: the same).
 func CompareMatrix(got, want string) []MatrixLine {
-	g, wnt := strings.Split(strings.TrimRight(got, "\n"), "\n"), strings.Split(strings.TrimRight(want, "\n"), "\n")
 	var diffs []MatrixLine
-	for i := 0; i < max(len(g), len(wnt)); i++ {
-		var a, b string
-		if i < len(wnt) {
-			a = wnt[i]
-		}
-		if i < len(g) {
-			b = g[i]
-		}
-		if a != b {
-			diffs = append(diffs, MatrixLine{N: i + 1, Want: a, Got: b})
+	for _, l := range matrixLines(got, want) {
+		if l.Want != l.Got {
+			diffs = append(diffs, l)
 		}
 	}
 	return diffs
+}
+
+// matrixLines pairs the lines of a matrix's text and the expected text,
+// to the longer one's end.
+func matrixLines(got, want string) []MatrixLine {
+	g, wnt := strings.Split(strings.TrimRight(got, "\n"), "\n"), strings.Split(strings.TrimRight(want, "\n"), "\n")
+	lines := make([]MatrixLine, max(len(g), len(wnt)))
+	for i := range lines {
+		lines[i].N = i + 1
+		if i < len(wnt) {
+			lines[i].Want = wnt[i]
+		}
+		if i < len(g) {
+			lines[i].Got = g[i]
+		}
+	}
+	return lines
+}
+
+// ExpectCases are the verdicts of matrix --expect FILE (with --ktap or
+// --junit): a case "expect" holding a leaf per line of the longer of the
+// table and FILE, named "line N", that fails when the lines differ; the
+// line is its diagnostic, or the expected and the actual line when they
+// differ.
+func ExpectCases(got, want, file string) *verdict.Case {
+	top := &verdict.Case{Name: "expect"}
+	orNone := func(s string) string {
+		if s == "" {
+			return "(no line)"
+		}
+		return s
+	}
+	for _, l := range matrixLines(got, want) {
+		name := fmt.Sprintf("line %d", l.N)
+		c := verdict.Passf(name, "line: "+l.Got)
+		if l.Want != l.Got {
+			c = verdict.Failf(name, "differs from line %d of %s", l.N, file)
+			c.Diag = []string{"want: " + orNone(l.Want), "got: " + orNone(l.Got)}
+		}
+		top.Cases = append(top.Cases, c)
+	}
+	return top
 }

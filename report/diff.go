@@ -11,6 +11,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/analysis/timeline"
 	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
+	"github.com/hwpprobe/hwpprobe/internal/verdict"
 	"github.com/hwpprobe/hwpprobe/report/htmlreport"
 )
 
@@ -35,6 +36,10 @@ type DiffOptions struct {
 	JSON          string // file to write, "" none
 	HTML          string // the page (package htmlreport) to write, "" none
 	Thresholds    []analysis.Threshold
+	// Verdict, when set, gets the thresholds' verdicts
+	// (analysis.ThresholdCases) once the complete runs are analysed and
+	// the reports written, before Diff returns (diff --ktap, --junit).
+	Verdict func(*verdict.Case) error
 	// Reference names the side (its label: A, B, ...) the others are
 	// compared with in an experiment of more than two sides; "" the
 	// first.
@@ -107,6 +112,11 @@ func Diff(w io.Writer, o DiffOptions) error {
 	}
 	if incomplete != nil {
 		return InputError{fmt.Errorf("%w (the complete runs were analysed)", incomplete)}
+	}
+	if o.Verdict != nil {
+		if err := o.Verdict(analysis.ThresholdCases(res, o.Thresholds)); err != nil {
+			return err
+		}
 	}
 	for _, t := range o.Thresholds {
 		if t.Crossed(res) {

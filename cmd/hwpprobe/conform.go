@@ -60,10 +60,7 @@ no MSR access), 2 bad input. See docs/conform.md.`,
 // writeVerdicts prints the KTAP, writes the files and returns the
 // kselftest exit status (0 pass, 1 fail, 4 skip).
 func writeVerdicts(cmd *cobra.Command, out *verdict.Files, cases []*verdict.Case) error {
-	if err := verdict.WriteKTAP(cmd.OutOrStdout(), cases); err != nil {
-		return err
-	}
-	if err := out.Write(cases); err != nil {
+	if err := (&verdictFlags{ktap: true}).write(cmd, out, cases); err != nil {
 		return err
 	}
 	if code := verdict.Exit(cases); code != verdict.ExitPass {

@@ -14,30 +14,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hwpprobe/hwpprobe/internal/kernelsrc"
 	"github.com/hwpprobe/hwpprobe/internal/verdict"
 )
 
-// kunitDir extracts the kernel's KTAP parser (tools/testing/kunit, from
-// Debian's linux-source, scripts/install-deps.sh) into a cache once and
-// returns its directory.
+// kunitDir is the kernel's KTAP parser's directory (tools/testing/kunit,
+// package kernelsrc).
 func kunitDir(t *testing.T) string {
 	t.Helper()
-	cache, err := os.UserCacheDir()
+	dir, err := kernelsrc.Path("tools/testing/kunit")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(cache, "hwpprobe-kunit")
-	tool := filepath.Join(dir, "linux-source-6.1", "tools", "testing", "kunit", "kunit.py")
-	if _, err := os.Stat(tool); err == nil {
-		return filepath.Dir(tool)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("tar", "-C", dir, "-xJf", "/usr/src/linux-source-6.1.tar.xz", "linux-source-6.1/tools/testing/kunit").CombinedOutput(); err != nil {
-		t.Fatalf("extract kunit from linux-source (apt-get install linux-source): %v\n%s", err, out)
-	}
-	return filepath.Dir(tool)
+	return dir
 }
 
 // kunitGroup is a test group in kunit.py parse --json's output.
@@ -106,7 +95,20 @@ for s in JUnitXml.fromfile(sys.argv[1]):
 	return got
 }
 
-// TestConform runs `hwpprobe conform` under the emulated laptop, as is
+// verdictLeaves reads the KTAP with kunit.py (ktapLeaves) and the JUnit
+// file with junitparser (junitLeaves), fails the test when they differ,
+// and returns kunit.py's leaves.
+func verdictLeaves(t *testing.T, ktap, junitFile string) map[string]string {
+	t.Helper()
+	kunit := ktapLeaves(t, ktap)
+	if d := cmp.Diff(kunit, junitLeaves(t, junitFile)); d != "" {
+		t.Errorf("kunit.py's cases and outcomes (-) differ from junitparser's (+):\n%s", d)
+	}
+	return kunit
+}
+
+// TestConform runs `hwpprobe conform` under the emulated laptop
+// (intel_pstate) and the emulated Zen 4 desktop (amd-pstate-epp), as is
 // and with the deliberately broken model (broken-max: the hardware
 // ignores the request's maximum): all ok and exit 0, then exactly the
 // scaling_max_freq profile not ok and exit 1; a profile the machine
@@ -126,6 +128,8 @@ D after`
 	}{
 		{[]string{"mtl-165u"}, "0", nil},
 		{[]string{"--variant", "broken-max", "mtl-165u"}, "1", []string{"scaling_max_freq=2000000,governor=powersave"}},
+		{[]string{"zen4-amd-pstate"}, "0", nil},
+		{[]string{"--variant", "broken-max", "zen4-amd-pstate"}, "1", []string{"scaling_max_freq=2000000,governor=powersave"}},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			out, dir := emuScriptArgs(t, tc.args, script)
@@ -157,13 +161,8 @@ D after`
 			} else {
 				checkSchema(t, verdict.Schema, js)
 			}
-			kunit := ktapLeaves(t, ktap)
-			junit := junitLeaves(t, filepath.Join(dir, "c.xml"))
-			if len(kunit) < 10 {
+			if kunit := verdictLeaves(t, ktap, filepath.Join(dir, "c.xml")); len(kunit) < 10 {
 				t.Fatalf("kunit.py found %d leaf cases:\n%v\n%s", len(kunit), kunit, ktap)
-			}
-			if d := cmp.Diff(kunit, junit); d != "" {
-				t.Errorf("kunit.py's cases and outcomes (-) differ from junitparser's (+):\n%s", d)
 			}
 		})
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/verdict"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/report"
 	"github.com/hwpprobe/hwpprobe/sysfs"
@@ -40,6 +41,7 @@ type diffOptions struct {
 	markdown, json    string
 	html              string
 	failIf            []string
+	verdicts          verdictFlags // --ktap, --junit: the --fail-if verdicts
 	keepDisturbed     bool
 	// the experiment
 	runs, cooldown, order, out, prepare, cpuSpec, traceMSRs string
@@ -84,6 +86,7 @@ signal N. See docs/diff.md.`,
 	f := cmd.Flags()
 	addExperimentFlags(f, o)
 	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable)")
+	o.verdicts.add(f, "--fail-if")
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side, or auto (adaptive: --max-runs, --precision)")
 	cli.IntVarP(f, &o.maxRuns, "max-runs", "", 20, 2, maxRunsPerSide, "--runs auto: at most this many runs per side")
 	cli.FloatVar(f, &o.precision, "precision", analysis.DefaultPrecision, 1e-6, 0.99, "--runs auto: the ratio's relative half-width to settle for")
@@ -166,10 +169,29 @@ func analyseFiles(cmd *cobra.Command, o *diffOptions, args []string, d report.Di
 		}
 	}
 	d.Paths = args
+	vout, err := openVerdicts(cmd, o, &d, args)
+	if err != nil {
+		return err
+	}
+	defer vout.Abort()
 	if err := checkFiles(o.name, iocheck.Set{Inputs: args, Outputs: reportOutputs(o), Streams: diffStreams}); err != nil {
 		return err
 	}
-	return diffExit(o.name, report.Diff(cmd.OutOrStdout(), d))
+	return diffExit(o.name, report.Diff(o.verdicts.report(cmd), d))
+}
+
+// openVerdicts creates --junit's file, before anything changes, and sets
+// d.Verdict to print the --fail-if verdicts as KTAP (--ktap) and write
+// them to that file; inputs are the files the command reads.
+func openVerdicts(cmd *cobra.Command, o *diffOptions, d *report.DiffOptions, inputs []string) (*verdict.Files, error) {
+	out, err := o.verdicts.open(o.name, "--fail-if", len(o.failIf) > 0, inputs)
+	if err != nil {
+		return nil, err
+	}
+	if o.verdicts.on() {
+		d.Verdict = func(c *verdict.Case) error { return o.verdicts.write(cmd, out, []*verdict.Case{c}) }
+	}
+	return out, nil
 }
 
 // diffStreams are what diff writes besides its files: the text report on
@@ -178,7 +200,7 @@ var diffStreams = []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}
 
 // reportOutputs are the report files diff writes.
 func reportOutputs(o *diffOptions) []iocheck.Output {
-	return []iocheck.Output{{Name: "--markdown", Path: o.markdown}, {Name: "--json", Path: o.json}, {Name: "--html", Path: o.html}}
+	return []iocheck.Output{{Name: "--markdown", Path: o.markdown}, {Name: "--json", Path: o.json}, {Name: "--html", Path: o.html}, o.verdicts.output()}
 }
 
 // allFiles reports whether every argument names a regular file.
@@ -330,6 +352,11 @@ func runConfigured(cmd *cobra.Command, o *diffOptions, cfg experiment.Config, d 
 	before func(*experiment.Config) (done bool, err error)) error {
 	// Every file is checked before the first setting changes: the
 	// reports read the experiment file, so none may be it.
+	vout, err := openVerdicts(cmd, o, &d, append(profileFiles(cfg.Sides), cfg.Output))
+	if err != nil {
+		return err
+	}
+	defer vout.Abort()
 	files := iocheck.Set{Inputs: profileFiles(cfg.Sides), Streams: diffStreams,
 		Outputs: append([]iocheck.Output{{Name: "-o", Path: cfg.Output}}, reportOutputs(o)...)}
 	if err := checkFiles(o.name, files); err != nil {
@@ -337,6 +364,9 @@ func runConfigured(cmd *cobra.Command, o *diffOptions, cfg experiment.Config, d 
 	}
 	if cfg.Cred != nil {
 		d.Owner = &[2]int{int(cfg.Cred.UID), int(cfg.Cred.GID)}
+		if err := vout.Chown(d.Owner[0], d.Owner[1]); err != nil {
+			return fmt.Errorf("%s: %w", o.name, err)
+		}
 	}
 	if before != nil {
 		done, err := before(&cfg)
@@ -351,7 +381,7 @@ func runConfigured(cmd *cobra.Command, o *diffOptions, cfg experiment.Config, d 
 	case cfg.DryRun:
 		return nil
 	}
-	return experimentExit(o.name, cmd.OutOrStdout(), cmd.ErrOrStderr(), cfg, out, d)
+	return experimentExit(o.name, o.verdicts.report(cmd), cmd.ErrOrStderr(), cfg, out, d)
 }
 
 // experimentError is an experiment's error with the command's name: a

@@ -13,6 +13,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/verdict"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
@@ -23,25 +24,36 @@ func newMatrixCmd() *cobra.Command {
 	var o profile.MatrixOptions
 	var asJSON bool
 	var expect string
+	var v verdictFlags
 	cmd := &cobra.Command{
-		Use:   "matrix PROFILE... [--json] [--expect FILE]",
+		Use:   "matrix PROFILE... [--json] [--expect FILE [--ktap] [--junit FILE]]",
 		Short: "Apply each profile in turn and tabulate what the registers hold per core type",
 		Long: `matrix applies each PROFILE in turn (each from the original settings, nothing
 else runs), reads back per core type what the HWP/CPPC request register and EPB
 hold (or the kernel's refusal), restores the settings, and prints the table.
 With --expect FILE it compares the table with FILE and exits 1 on any
 difference, printing it: for kernel CI, to catch an update that changes what
-a governor or EPP string sends the hardware. See docs/matrix.md.`,
+a governor or EPP string sends the hardware. --ktap prints the comparison as
+KTAP on stdout (a case per line; the table goes to stderr), --junit FILE
+writes it as JUnit XML. See docs/matrix.md.`,
 		Args:              cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: complete.Profiles(machineGovernors, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files := iocheck.Set{Inputs: append(profileFiles(args), expect), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+			if asJSON && v.ktap {
+				return cli.Usagef("matrix: --json and --ktap both print on stdout; give one")
+			}
+			inputs := append(profileFiles(args), expect)
+			vout, err := v.open("matrix", "--expect", expect != "", inputs)
+			if err != nil {
+				return err
+			}
+			defer vout.Abort()
+			files := iocheck.Set{Inputs: inputs, Outputs: []iocheck.Output{v.output()}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
 			if err := checkFiles("matrix", files); err != nil {
 				return err
 			}
 			var want string
 			if expect != "" {
-				var err error
 				if want, err = profile.ReadMatrixFile(expect); err != nil {
 					return cli.Usagef("--expect: %w", err)
 				}
@@ -55,7 +67,7 @@ a governor or EPP string sends the hardware. See docs/matrix.md.`,
 			}
 			var text bytes.Buffer
 			profile.WriteMatrix(&text, vs)
-			out := cmd.OutOrStdout()
+			out := v.report(cmd)
 			if asJSON {
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
@@ -66,11 +78,17 @@ a governor or EPP string sends the hardware. See docs/matrix.md.`,
 			if err != nil || expect == "" {
 				return err
 			}
+			if v.on() {
+				if err := v.write(cmd, vout, []*verdict.Case{profile.ExpectCases(text.String(), want, expect)}); err != nil {
+					return err
+				}
+			}
 			return matrixExpect(cmd.ErrOrStderr(), expect, profile.CompareMatrix(text.String(), want))
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().StringVar(&expect, "expect", "", "compare the table with this file (the text output of an earlier run); exit 1 on a difference")
+	v.add(cmd.Flags(), "--expect")
 	cmd.Flags().BoolVar(&o.IgnoreDaemons, "ignore-daemons", false, "run although a power daemon runs")
 	return cmd
 }

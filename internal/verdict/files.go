@@ -43,6 +43,19 @@ func OpenFiles(name, junit, json string, inputs []string) (*Files, error) {
 	return f, nil
 }
 
+// Chown gives the files to uid and gid (the invoking user under sudo).
+func (f *Files) Chown(uid, gid int) error {
+	for _, af := range []*atomicfile.File{f.junit, f.json} {
+		if af == nil {
+			continue
+		}
+		if err := af.Chown(uid, gid); err != nil {
+			return fmt.Errorf("give %s to uid %d: %w", af.Name(), uid, err)
+		}
+	}
+	return nil
+}
+
 // Write writes the cases to the files and commits them.
 func (f *Files) Write(cases []*Case) error {
 	var errs []error

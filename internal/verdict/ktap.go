@@ -6,13 +6,12 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"strings"
 )
 
 // WriteKTAP writes the cases as KTAP version 1 (docs/conform.md): the
 // version line and the plan, then each case's diagnostic lines ("# ...")
 // and its result line ("ok N name", "not ok N name", "ok N name # SKIP
-// reason"); a parent's cases come first, indented two spaces, with their
+// reason", or "# SKIP" alone without one); a parent's cases come first, indented two spaces, with their
 // own version line, "# Subtest: name" and plan, as the kernel's KUnit
 // writes them. A failed case's reason is a diagnostic line before its
 // result.
@@ -47,7 +46,11 @@ func writeKTAPCase(w *bufio.Writer, indent string, n int, c *Case) {
 		}
 		fmt.Fprintf(w, "%snot ok %d %s\n", indent, n, c.Name)
 	case Skip:
-		fmt.Fprintf(w, "%sok %d %s # SKIP %s\n", indent, n, c.Name, strings.TrimSpace(oneLine(c.skipReason())))
+		fmt.Fprintf(w, "%sok %d %s # SKIP", indent, n, c.Name)
+		if r := oneLine(c.skipReason()); r != "" {
+			fmt.Fprintf(w, " %s", r)
+		}
+		fmt.Fprintln(w)
 	default:
 		fmt.Fprintf(w, "%sok %d %s\n", indent, n, c.Name)
 	}
