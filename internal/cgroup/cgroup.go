@@ -301,9 +301,14 @@ func write(file, s string) error {
 
 // Join moves the calling process (every thread of it) into the group:
 // "0" written to each directory's cgroup.procs.
-func (g *Group) Join() error {
+func (g *Group) Join() error { return g.Add(0) }
+
+// Add moves process pid (every thread of it; 0: the caller) into the
+// group: pid written to each directory's cgroup.procs. The processes it
+// starts afterwards are born in the group.
+func (g *Group) Add(pid int) error {
 	for _, d := range g.Dirs {
-		if err := write(filepath.Join(d, "cgroup.procs"), "0"); err != nil {
+		if err := write(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			return err
 		}
 	}
@@ -413,8 +418,9 @@ func (g *Group) Remove() error {
 
 // RemoveStale removes the empty groups left in h by processes that were
 // killed before they could remove theirs: directories named prefix
-// followed by a process id for which alive is false. A group that still
-// holds a task stays (rmdir refuses it).
+// followed by a process id for which alive is false, alone or followed by
+// "-" and a suffix (hwpemu's observer group, hwpemu-PID-observer). A
+// group that still holds a task stays (rmdir refuses it).
 func (h Hierarchy) RemoveStale(prefix string, alive func(pid int) bool) {
 	for _, parent := range []string{h.CPU, h.Acct} {
 		if parent == "" {
@@ -423,6 +429,7 @@ func (h Hierarchy) RemoveStale(prefix string, alive func(pid int) bool) {
 		ents, _ := os.ReadDir(parent)
 		for _, e := range ents {
 			n, ok := strings.CutPrefix(e.Name(), prefix)
+			n, _, _ = strings.Cut(n, "-")
 			pid, err := strconv.Atoi(n)
 			if !ok || err != nil || !e.IsDir() || alive(pid) {
 				continue

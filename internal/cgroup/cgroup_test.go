@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -143,6 +144,12 @@ func TestV2Files(t *testing.T) {
 	if b, _ := os.ReadFile(dir + "/cgroup.procs"); string(b) != "0" {
 		t.Errorf("Join wrote %q, want \"0\"", b)
 	}
+	if err := g.Add(345); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dir + "/cgroup.procs"); string(b) != "345" {
+		t.Errorf("Add(345) wrote %q, want \"345\"", b)
+	}
 	s, err := ParseGroup(g.String())
 	if d := cmp.Diff(g, s); err != nil || d != "" {
 		t.Errorf("ParseGroup(%q): %v (-want +got):\n%s", g.String(), err, d)
@@ -224,22 +231,42 @@ func TestHostController(t *testing.T) {
 	if _, err := g.Usage(); err != nil {
 		t.Error(err)
 	}
+	// Add moves another process: /proc/PID/cgroup then names the group.
+	sleep := exec.Command("sleep", "10")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = g.Add(sleep.Process.Pid)
+	self, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", sleep.Process.Pid))
+	sleep.Process.Kill()
+	sleep.Wait()
+	if err != nil || !strings.Contains(string(self), "/"+filepath.Base(g.Dirs[0])+"\n") {
+		t.Errorf("Add: %v; the process's /proc/PID/cgroup:\n%s\nwant %s", err, self, filepath.Base(g.Dirs[0]))
+	}
 	if err := g.Remove(); err != nil {
 		t.Fatal(err)
 	}
-	stale, err := h.Create("hwpemu-stale-1")
-	if err != nil {
-		t.Fatal(err)
+	var stale []*Group
+	for _, name := range []string{"hwpemu-stale-1", "hwpemu-stale-1-observer"} {
+		g, err := h.Create(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer g.Remove()
+		stale = append(stale, g)
 	}
-	defer stale.Remove()
 	h.RemoveStale("hwpemu-stale-", func(int) bool { return true })
-	if _, err := os.Stat(stale.Dirs[0]); err != nil {
-		t.Errorf("RemoveStale removed a live process's group: %v", err)
+	for _, g := range stale {
+		if _, err := os.Stat(g.Dirs[0]); err != nil {
+			t.Errorf("RemoveStale removed a live process's group: %v", err)
+		}
 	}
 	h.RemoveStale("hwpemu-stale-", func(int) bool { return false })
-	for _, d := range stale.Dirs {
-		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("RemoveStale left %s: %v", d, err)
+	for _, g := range stale {
+		for _, d := range g.Dirs {
+			if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+				t.Errorf("RemoveStale left %s: %v", d, err)
+			}
 		}
 	}
 }
