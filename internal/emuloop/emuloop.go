@@ -65,6 +65,16 @@ func (l Loop) State() string {
 	return "open"
 }
 
+// Summary is the loop as a recording's context stores it
+// (recording.Emulator.Loop): "closed, slowdown S" (S as the file gives
+// it; "closed" alone when it gives none) or State's "open (REASON)".
+func (l Loop) Summary() string {
+	if s := l.Get("slowdown"); l.Closed && s != "" {
+		return "closed, slowdown " + s
+	}
+	return l.State()
+}
+
 // Parse reads the loop file's text: "closed KEY=VALUE..." or "open
 // KEY=VALUE...", values without spaces except the last, open's reason,
 // which runs to the end of the line.

@@ -57,7 +57,12 @@ func TestContextBlocks(t *testing.T) {
 		PowerSupply: recording.PowerSupply{Missing: "not read: emulated machine"},
 		DMI: recording.DMI{Vendor: gone("not read: emulated machine"), Product: gone("not read: emulated machine"),
 			BIOSVersion: gone("not read: emulated machine"), BIOSDate: gone("not read: emulated machine")},
-		KernelRelease: fact("6.18"), KernelCmdline: fact("quiet"), Microcode: fact("0x1f")}
+		KernelRelease: fact("6.18"), KernelCmdline: fact("quiet"), Microcode: fact("0x1f"),
+		Emulator: &recording.Emulator{Variant: fact("min-pins"), Loop: fact("closed, slowdown 5.488")}}
+	// An emulated recording whose tree lacked the files (a hwpemu that
+	// served none).
+	oldEmu := *emulated
+	oldEmu.Emulator = &recording.Emulator{Variant: gone("not present"), Loop: gone("not present")}
 	notRecorded := []ContextRow{{"context", "not recorded (the file was written by an hwpprobe that did not record it)"}}
 	tests := []struct {
 		name    string
@@ -78,7 +83,16 @@ func TestContextBlocks(t *testing.T) {
 			{"platform profile", "missing (not read: emulated machine)"},
 			{"power supply", "missing (not read: emulated machine)"},
 			{"firmware (DMI)", "missing (not read: emulated machine)"},
-			{"kernel", "6.18"}, {"kernel command line", "quiet"}, {"microcode", "0x1f"}, {"hwpprobe", "v2"},
+			{"kernel", "6.18"}, {"kernel command line", "quiet"}, {"microcode", "0x1f"},
+			{"hwpemu model variant", "min-pins"}, {"hwpemu loop", "closed, slowdown 5.488"}, {"hwpprobe", "v2"},
+		}}}},
+		{"emulated without the files", []string{"e.hwpr"}, []*recording.Context{&oldEmu}, []ContextBlock{{Rows: []ContextRow{
+			{"power daemons", "none found; systemd units not read (not read: emulated machine)"},
+			{"platform profile", "missing (not read: emulated machine)"},
+			{"power supply", "missing (not read: emulated machine)"},
+			{"firmware (DMI)", "missing (not read: emulated machine)"},
+			{"kernel", "6.18"}, {"kernel command line", "quiet"}, {"microcode", "0x1f"},
+			{"hwpemu model variant", "missing (not present)"}, {"hwpemu loop", "missing (not present)"}, {"hwpprobe", "v2"},
 		}}}},
 		{"no sources", nil, nil, nil},
 	}
