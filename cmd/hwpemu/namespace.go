@@ -29,7 +29,7 @@ type nsFlags struct {
 	parent     string // mount namespace of hwpemu run
 	runPID     int    // PID of hwpemu run, in the mount's name
 	cgroup     string // the closed loop's group (cgroup.Group.String); "": open loop
-	observer   string // the observer's group beside it
+	observer   string // the observers' group: hwpemu run's own
 	openReason string // why CMD runs open loop
 }
 
@@ -50,7 +50,7 @@ func newNamespaceCmd() *cobra.Command {
 	cmd.Flags().StringVar(&ns.parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
 	cli.IntVarP(cmd.Flags(), &ns.runPID, "run-pid", "", 0, 1, math.MaxInt32, "PID of `hwpemu run`")
 	cmd.Flags().StringVar(&ns.cgroup, "cgroup", "", "the closed loop's cgroup, made by `hwpemu run`")
-	cmd.Flags().StringVar(&ns.observer, "observer-cgroup", "", "the observer's cgroup beside the closed loop's, made by `hwpemu run`")
+	cmd.Flags().StringVar(&ns.observer, "observer-cgroup", "", "the observers' cgroup: the one `hwpemu run` is in")
 	cmd.Flags().StringVar(&ns.openReason, "open-reason", "", "why CMD runs open loop")
 	mf.register(cmd)
 	return cmd

@@ -79,21 +79,18 @@ driver CMD runs at the host's speed. Needs root (CAP_SYS_ADMIN).`,
 				// for the same reason.
 				return fmt.Errorf("a private mount and PID namespace needs root (CAP_SYS_ADMIN): %w", syscall.EPERM)
 			}
-			var gs []*cgroup.Group // the closed loop's group and its observer's
+			var g, observer *cgroup.Group
 			if reason == "" {
-				gs, err = makeGroups()
-				defer func() {
-					for _, g := range gs {
-						if err := g.Remove(); err != nil {
-							cli.Linef(cmd.ErrOrStderr(), "hwpemu", "%v", err)
-						}
-					}
-				}()
-				if err != nil {
+				if g, observer, err = makeGroup(); err != nil {
 					return err
 				}
+				defer func() {
+					if err := g.Remove(); err != nil {
+						cli.Linef(cmd.ErrOrStderr(), "hwpemu", "%v", err)
+					}
+				}()
 			}
-			return superviseRun(mf, gs, reason, args)
+			return superviseRun(mf, g, observer, reason, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
@@ -119,40 +116,30 @@ func openReason(open, busy bool, m *emu.Machine) string {
 	return ""
 }
 
-// groupPrefix names the cgroups of a closed loop: hwpemu-PID, PID that of
-// hwpemu run, and beside it hwpemu-PID-observer.
-const (
-	groupPrefix    = "hwpemu-"
-	observerSuffix = "-observer"
-)
+// groupPrefix names the cgroup of a closed loop: hwpemu-PID, PID that of
+// hwpemu run.
+const groupPrefix = "hwpemu-"
 
-// makeGroups makes the closed loop's cgroup on the host's cpu controller
-// and, beside it, the observer's (no limit: a program observing CMD, such
-// as hwpprobe, moves itself there; internal/emuloop), first removing the
-// empty groups of hwpemu runs that were killed before they could remove
-// theirs. It returns the groups it made, also with an error. No usable
-// controller, or no permission to make a group, is bad input for the
-// closed loop: one line suggesting --open-loop.
-func makeGroups() ([]*cgroup.Group, error) {
+// makeGroup makes the closed loop's cgroup on the host's cpu controller,
+// first removing the empty groups of hwpemu runs that were killed before
+// they could remove theirs, and returns it with the observers' group:
+// the one hwpemu run itself is in, where a program observing CMD, such as
+// hwpprobe, moves itself (internal/emuloop) to run as it would without
+// hwpemu. No usable controller, or no permission to make a group, is bad
+// input for the closed loop: one line suggesting --open-loop.
+func makeGroup() (g, observer *cgroup.Group, err error) {
 	h, err := cgroup.DetectHost()
-	var gs []*cgroup.Group
 	if err == nil {
 		h.RemoveStale(groupPrefix, func(pid int) bool { return unix.Kill(pid, 0) != unix.ESRCH })
-		for _, suffix := range []string{"", observerSuffix} {
-			var g *cgroup.Group
-			if g, err = h.Create(groupPrefix + strconv.Itoa(os.Getpid()) + suffix); err != nil {
-				break
-			}
-			gs = append(gs, g)
-		}
+		g, err = h.Create(groupPrefix + strconv.Itoa(os.Getpid()))
 	}
 	if errors.Is(err, cgroup.ErrNoController) || errors.Is(err, cgroup.ErrPermission) {
-		return gs, cli.Usagef("closed loop: %v; run with --open-loop", err)
+		return nil, nil, cli.Usagef("closed loop: %v; run with --open-loop", err)
 	}
 	if err != nil {
-		return gs, fmt.Errorf("closed loop: %w", err)
+		return nil, nil, fmt.Errorf("closed loop: %w", err)
 	}
-	return gs, nil
+	return g, h.Own(), nil
 }
 
 // dropDash removes a "--" between MACHINE and CMD, which flag parsing
@@ -173,9 +160,10 @@ var termSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 // and hwpemu with 128+N. The same pipe tells the server whether hwpemu is
 // still alive when it sets its death signal (see serveNamespace).
 //
-// With groups gs (the closed loop's and the observer's), the server runs
-// the closed loop on them; otherwise CMD runs open loop for reason.
-func superviseRun(mf machineFlags, gs []*cgroup.Group, reason string, args []string) error {
+// With a group g, the server runs the closed loop on it and names
+// observer as the observers' group; otherwise CMD runs open loop for
+// reason.
+func superviseRun(mf machineFlags, g, observer *cgroup.Group, reason string, args []string) error {
 	sigs := make(chan os.Signal, 4)
 	defer sigquit.Notify(sigs, termSignals...)() // SIGQUIT is passed on too
 	parent, err := os.Readlink("/proc/self/ns/mnt")
@@ -188,8 +176,8 @@ func superviseRun(mf machineFlags, gs []*cgroup.Group, reason string, args []str
 	}
 	defer readyR.Close() // only now: the server's liveness check needs it open
 	argv := append([]string{nsCmdName, "--parent-mntns=" + parent, "--run-pid=" + strconv.Itoa(os.Getpid())}, mf.args()...)
-	if len(gs) == 2 {
-		argv = append(argv, "--cgroup="+gs[0].String(), "--observer-cgroup="+gs[1].String())
+	if g != nil {
+		argv = append(argv, "--cgroup="+g.String(), "--observer-cgroup="+observer.String())
 	} else {
 		argv = append(argv, "--open-reason="+reason)
 	}

@@ -132,7 +132,7 @@ func Quota(busy []float64, live []bool, freqs []float64, ref float64, hostCPUs i
 // Loop is the control loop of one command's group.
 type Loop struct {
 	g        *cgroup.Group
-	observer *cgroup.Group // where an observer of the command moves itself; nil: none
+	observer *cgroup.Group // where a program observing the command moves itself; nil: none
 	m        *emu.Machine
 	load     *emu.VarLoad
 	hostCPUs int
@@ -158,8 +158,9 @@ type Loop struct {
 // load, on a host with hostCPUs CPUs the command may use, and sets the
 // group's first quota. Thread ids in the group are looked up in proc
 // (normally "/proc", of the PID namespace that reads the group). observer,
-// when not nil, is the group beside g, without a limit, that a program
-// observing the command moves itself to (Info names it; internal/emuloop).
+// when not nil, is the group, outside g, that a program observing the
+// command moves itself to (hwpemu run's own; Info names it;
+// internal/emuloop).
 func New(g, observer *cgroup.Group, m *emu.Machine, load *emu.VarLoad, hostCPUs int, proc string) (*Loop, error) {
 	l := &Loop{g: g, observer: observer, m: m, load: load, hostCPUs: max(1, hostCPUs), proc: proc, prevRun: map[int]time.Duration{}}
 	fr := m.Frequencies()

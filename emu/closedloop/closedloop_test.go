@@ -86,7 +86,7 @@ func TestQuota(t *testing.T) {
 // reads, with the groups hwpprobe moves itself and its workloads to.
 func TestInfoParses(t *testing.T) {
 	g := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/hwpemu-7", "/sys/fs/cgroup/cpuacct/hwpemu-7"}}
-	obs := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/hwpemu-7-observer", "/sys/fs/cgroup/cpuacct/hwpemu-7-observer"}}
+	obs := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/user.slice", "/sys/fs/cgroup/cpuacct/user.slice"}}
 	for _, o := range []*cgroup.Group{obs, nil} {
 		l := &Loop{g: g, observer: o, ref: 27220.5, slowdown: 5.488, hostCPUs: 2, quota: 0.109}
 		got, err := emuloop.Parse(l.Info())

@@ -47,6 +47,9 @@ type Hierarchy struct {
 	V2   bool
 	CPU  string // parent directory of new groups on the cpu controller
 	Acct string // v1 only: parent directory on cpuacct; "" when cpu and cpuacct share a hierarchy
+	// OwnV2 is, on cgroup v2, the detecting process's own group (CPU may
+	// be the root instead); on v1 CPU and Acct are its own groups.
+	OwnV2 string
 
 	mkdir func(string) error // os.Mkdir; tests of a fake tree make the kernel's files too
 }
@@ -108,7 +111,12 @@ func Detect(mountinfo, self []byte) (Hierarchy, error) {
 		if err != nil || !slices.Contains(strings.Fields(string(ctl)), "cpu") {
 			continue
 		}
-		return v2Parent(m, own[""])
+		h, err := v2Parent(m, own[""])
+		if err != nil {
+			return h, err
+		}
+		h.OwnV2 = inMount(m, own[""])
+		return h, nil
 	}
 	var h Hierarchy
 	cpu, acct := -1, -1
@@ -204,6 +212,20 @@ func unescape(s string) string {
 type Group struct {
 	V2   bool
 	Dirs []string // the cpu controller's directory; on v1 with a separate cpuacct hierarchy, that one's second
+}
+
+// Own is the group the detecting process is in, on the hierarchy's cpu
+// controller (and on v1 its cpuacct group): a process moved there is where
+// that process is, scheduled as it is.
+func (h Hierarchy) Own() *Group {
+	if h.V2 {
+		return &Group{V2: true, Dirs: []string{h.OwnV2}}
+	}
+	g := &Group{Dirs: []string{h.CPU}}
+	if h.Acct != "" {
+		g.Dirs = append(g.Dirs, h.Acct)
+	}
+	return g
 }
 
 // Create makes the group name in h (and on v1 in its cpuacct hierarchy),
@@ -418,9 +440,8 @@ func (g *Group) Remove() error {
 
 // RemoveStale removes the empty groups left in h by processes that were
 // killed before they could remove theirs: directories named prefix
-// followed by a process id for which alive is false, alone or followed by
-// "-" and a suffix (hwpemu's observer group, hwpemu-PID-observer). A
-// group that still holds a task stays (rmdir refuses it).
+// followed by a process id for which alive is false. A group that still
+// holds a task stays (rmdir refuses it).
 func (h Hierarchy) RemoveStale(prefix string, alive func(pid int) bool) {
 	for _, parent := range []string{h.CPU, h.Acct} {
 		if parent == "" {
@@ -429,7 +450,6 @@ func (h Hierarchy) RemoveStale(prefix string, alive func(pid int) bool) {
 		ents, _ := os.ReadDir(parent)
 		for _, e := range ents {
 			n, ok := strings.CutPrefix(e.Name(), prefix)
-			n, _, _ = strings.Cut(n, "-")
 			pid, err := strconv.Atoi(n)
 			if !ok || err != nil || !e.IsDir() || alive(pid) {
 				continue

@@ -64,9 +64,9 @@ func TestDetect(t *testing.T) {
 		{"v1 cpuset is not cpu", line("/sys/fs/cgroup/cpuset", "/", "cgroup", "rw,cpuset") + line(empty, "/", "cgroup2", "rw"), "0::/\n",
 			Hierarchy{}, ErrNoController},
 		{"v1 cpu without cpuacct", line("/sys/fs/cgroup/cpu", "/", "cgroup", "rw,cpu"), "1:cpu:/\n", Hierarchy{}, ErrNoController},
-		{"v2, own group enables cpu", line(v2, "/", "cgroup2", "rw"), "0::/svc\n", Hierarchy{V2: true, CPU: v2 + "/svc"}, nil},
-		{"v2, only the root enables cpu", line(v2, "/", "cgroup2", "rw"), "0::/user.slice\n", Hierarchy{V2: true, CPU: v2}, nil},
-		{"v2 wins over v1", hybrid + line(v2, "/", "cgroup2", "rw"), "0::/\n", Hierarchy{V2: true, CPU: v2}, nil},
+		{"v2, own group enables cpu", line(v2, "/", "cgroup2", "rw"), "0::/svc\n", Hierarchy{V2: true, CPU: v2 + "/svc", OwnV2: v2 + "/svc"}, nil},
+		{"v2, only the root enables cpu", line(v2, "/", "cgroup2", "rw"), "0::/user.slice\n", Hierarchy{V2: true, CPU: v2, OwnV2: v2 + "/user.slice"}, nil},
+		{"v2 wins over v1", hybrid + line(v2, "/", "cgroup2", "rw"), "0::/\n", Hierarchy{V2: true, CPU: v2, OwnV2: v2}, nil},
 		{"v2 with cpu not enabled", line(v2off, "/", "cgroup2", "rw"), "0::/\n", Hierarchy{}, ErrNoController},
 		{"no cgroup at all", "22 1 0:21 / /proc rw - proc proc rw\n", "", Hierarchy{}, ErrNoController},
 	} {
@@ -82,6 +82,24 @@ func TestDetect(t *testing.T) {
 				t.Errorf("hierarchy (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestOwn: the group a process is in, as Detect found it: v1's cpu group
+// (and cpuacct's, apart), v2's own group even where new groups go below
+// the root.
+func TestOwn(t *testing.T) {
+	for _, tc := range []struct {
+		h    Hierarchy
+		want *Group
+	}{
+		{Hierarchy{CPU: "/c/cpu/x", Acct: "/c/cpuacct/x"}, &Group{Dirs: []string{"/c/cpu/x", "/c/cpuacct/x"}}},
+		{Hierarchy{CPU: "/c/cpu,cpuacct/x"}, &Group{Dirs: []string{"/c/cpu,cpuacct/x"}}},
+		{Hierarchy{V2: true, CPU: "/c", OwnV2: "/c/user.slice"}, &Group{V2: true, Dirs: []string{"/c/user.slice"}}},
+	} {
+		if d := cmp.Diff(tc.want, tc.h.Own()); d != "" {
+			t.Errorf("%+v: Own (-want +got):\n%s", tc.h, d)
+		}
 	}
 }
 
@@ -246,27 +264,19 @@ func TestHostController(t *testing.T) {
 	if err := g.Remove(); err != nil {
 		t.Fatal(err)
 	}
-	var stale []*Group
-	for _, name := range []string{"hwpemu-stale-1", "hwpemu-stale-1-observer"} {
-		g, err := h.Create(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer g.Remove()
-		stale = append(stale, g)
+	stale, err := h.Create("hwpemu-stale-1")
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer stale.Remove()
 	h.RemoveStale("hwpemu-stale-", func(int) bool { return true })
-	for _, g := range stale {
-		if _, err := os.Stat(g.Dirs[0]); err != nil {
-			t.Errorf("RemoveStale removed a live process's group: %v", err)
-		}
+	if _, err := os.Stat(stale.Dirs[0]); err != nil {
+		t.Errorf("RemoveStale removed a live process's group: %v", err)
 	}
 	h.RemoveStale("hwpemu-stale-", func(int) bool { return false })
-	for _, g := range stale {
-		for _, d := range g.Dirs {
-			if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
-				t.Errorf("RemoveStale left %s: %v", d, err)
-			}
+	for _, d := range stale.Dirs {
+		if _, err := os.Stat(d); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("RemoveStale left %s: %v", d, err)
 		}
 	}
 }

@@ -7,8 +7,10 @@
 // frequencies. A program that measures a workload there (hwpprobe diff,
 // explain, record) would be held back with it: its sampling and start-up
 // stretched by the model's slowdown. Observe moves the calling process to
-// the observer group hwpemu made beside the closed one (no limit, not
-// measured by the loop) and makes every command workload.Start starts
+// the observers' group the file names (the group `hwpemu run` itself is
+// in, which the loop neither limits nor measures: the observer is
+// scheduled as it would be without hwpemu) and makes every command
+// workload.Start starts
 // join the closed group while it is stopped before its first
 // instruction: the workload is held to the emulated machine's speed, the
 // observer is not (docs/emulator.md, "Closed loop").
@@ -29,7 +31,7 @@ import (
 // (cgroup.Group.String).
 const (
 	KeyGroup    = "cgroup"   // the group the command runs in
-	KeyObserver = "observer" // the group an observer moves itself to
+	KeyObserver = "observer" // the group an observer moves itself to (hwpemu run's own)
 )
 
 // Loop is the loop file's content.

@@ -17,7 +17,7 @@ import (
 // closedloop.OpenInfo's) and refuses what it does not write.
 func TestParse(t *testing.T) {
 	v1 := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/hwpemu-7", "/sys/fs/cgroup/cpuacct/hwpemu-7"}}
-	obs := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/hwpemu-7-observer", "/sys/fs/cgroup/cpuacct/hwpemu-7-observer"}}
+	obs := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/user.slice", "/sys/fs/cgroup/cpuacct/user.slice"}}
 	for _, tc := range []struct {
 		name, text string
 		want       Loop
@@ -25,7 +25,7 @@ func TestParse(t *testing.T) {
 		wantErr    string
 	}{
 		{name: "closed with observer",
-			text: "closed cgroup=v1:/sys/fs/cgroup/cpu/hwpemu-7,/sys/fs/cgroup/cpuacct/hwpemu-7 observer=v1:/sys/fs/cgroup/cpu/hwpemu-7-observer,/sys/fs/cgroup/cpuacct/hwpemu-7-observer interval_ms=100 ref_mhz=27220 slowdown=5.488 host_cpus=2 quota_cpus=0.109\n",
+			text: "closed cgroup=v1:/sys/fs/cgroup/cpu/hwpemu-7,/sys/fs/cgroup/cpuacct/hwpemu-7 observer=v1:/sys/fs/cgroup/cpu/user.slice,/sys/fs/cgroup/cpuacct/user.slice interval_ms=100 ref_mhz=27220 slowdown=5.488 host_cpus=2 quota_cpus=0.109\n",
 			want: Loop{Closed: true, Group: v1, Observer: obs, Fields: [][2]string{{"cgroup", v1.String()}, {"observer", obs.String()},
 				{"interval_ms", "100"}, {"ref_mhz", "27220"}, {"slowdown", "5.488"}, {"host_cpus", "2"}, {"quota_cpus", "0.109"}}},
 			state: "closed"},

@@ -178,7 +178,7 @@ func TestRead(t *testing.T) {
 		// and units are not read even where the files exist.
 		name: "emulated",
 		files: []map[string]string{laptop, process("5", "thermald", "thermald\x00"), {sysfs.EmulatedMarker: "mtl-165u\n",
-			sysfs.EmulatedVariant: "min-pins\n", sysfs.EmulatedLoop: "closed cgroup=v1:/sys/fs/cgroup/cpu/hwpemu-7 observer=v1:/sys/fs/cgroup/cpu/hwpemu-7-observer interval_ms=100 ref_mhz=27220 slowdown=5.488 host_cpus=2 quota_cpus=0.109\n"}},
+			sysfs.EmulatedVariant: "min-pins\n", sysfs.EmulatedLoop: "closed cgroup=v1:/sys/fs/cgroup/cpu/hwpemu-7 observer=v1:/sys/fs/cgroup/cpu/user.slice interval_ms=100 ref_mhz=27220 slowdown=5.488 host_cpus=2 quota_cpus=0.109\n"}},
 		pids: []int{5},
 		want: recording.Context{Hwpprobe: "v1",
 			Daemons: recording.DaemonList{UnitsMissing: "not read under an emulated machine: the host's units do not write its settings",
