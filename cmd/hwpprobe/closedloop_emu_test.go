@@ -72,11 +72,13 @@ const raiseWeight = `g=$(sed -n 's/.*cgroup=v[12]:\([^, ]*\).*/\1/p' /sys/device
 if [ -e "$g/cpu.shares" ]; then echo 262144 > "$g/cpu.shares"; else echo 10000 > "$g/cpu.weight"; fi
 `
 
-// variantDiff is one diff of TestVariantsFound: sides a and b, and
-// whether the variant plants a difference between them.
+// variantDiff is one diff of TestVariantsFound: sides a and b, whether
+// the variant plants a difference between them, and the size of each job
+// (hwpprobe workload burn units) and the runs per side.
 type variantDiff struct {
-	a, b  string
-	found bool
+	a, b        string
+	found       bool
+	units, runs int
 }
 
 // variantJobs is how many equal CPU-bound jobs TestVariantsFound's
@@ -88,9 +90,12 @@ const variantJobs = 4
 // mtl-165u` in the closed loop (the default) with a model variant, diff
 // finds the mechanism the variant plants and only that one. The workload
 // is 4 equal `hwpprobe workload burn` jobs; --time-scale 1000 shortens
-// PL1's window to 28 ms so that each run of about a second spends nearly
-// all its time under PL1, where the variants act (the model's steady
-// state, which `hwpemu predict` computes). A found difference must be
+// PL1's window to 28 ms so that each run of one or two seconds spends
+// nearly all its time under PL1, where the variants act (the model's
+// steady state, which `hwpemu predict` computes). On this VM the same
+// work's time varies by about 10% from run to run (the host steals time
+// and other jobs share it), so epp-voltage's 11% gets runs twice as long
+// and 6 per side, min-pins' 35% 1.3 s and 5. A found difference must be
 // significant, B faster, with its ratio interval (B/A time) covering
 // 1 / predict's work ratio for 4 busy CPUs (min-pins: 1 / 1.527;
 // epp-voltage: 1 / 1.118); a difference the variant does not plant must
@@ -98,21 +103,21 @@ const variantJobs = 4
 // the closed loop. bench/variants/run.sh runs the same with --runs auto
 // and no time scale.
 func TestVariantsFound(t *testing.T) {
-	work := fmt.Sprintf(`for i in $(seq %d); do "$H" workload burn 800 & done; wait`, variantJobs)
 	for _, tc := range []struct {
 		variant string
 		diffs   []variantDiff
 	}{
-		{"min-pins", []variantDiff{{"performance", "powersave:epp=0", true}}},
-		{"none", []variantDiff{{"performance", "powersave:epp=0", false}}},
-		{"epp-voltage", []variantDiff{{"powersave:epp=0", "powersave:epp=performance", true}, {"performance", "powersave:epp=0", false}}},
+		{"min-pins", []variantDiff{{"performance", "powersave:epp=0", true, 800, 5}}},
+		{"none", []variantDiff{{"performance", "powersave:epp=0", false, 800, 5}}},
+		{"epp-voltage", []variantDiff{{"powersave:epp=0", "powersave:epp=performance", true, 1600, 6}, {"performance", "powersave:epp=0", false, 800, 5}}},
 	} {
 		t.Run(tc.variant, func(t *testing.T) {
 			dir := t.TempDir()
 			script := raiseWeight
 			for i, d := range tc.diffs {
-				script += fmt.Sprintf(`"$H" diff %s %s --runs 5 --warmup 0 -C 0 --json d%d.json -o d%d.hwpr -- sh -c '%s' > d%d.txt; echo "d%d $?"
-`, d.a, d.b, i, i, work, i, i)
+				work := fmt.Sprintf(`for i in $(seq %d); do "$H" workload burn %d & done; wait`, variantJobs, d.units)
+				script += fmt.Sprintf(`"$H" diff %s %s --runs %d --warmup 0 -C 0 --json d%d.json -o d%d.hwpr -- sh -c '%s' > d%d.txt; echo "d%d $?"
+`, d.a, d.b, d.runs, i, i, work, i, i)
 			}
 			b, code := emuRun(t, 3*time.Minute, dir, []string{"H=" + hwpprobeBin, profile.JournalDirEnv + "=" + filepath.Join(dir, "journal")},
 				"run", "--variant", tc.variant, "--time-scale", "1000", "mtl-165u", "--", "sh", "-c", script)
