@@ -6,11 +6,13 @@
 # in tests), prometheus (a real server scrapes the exporter in its test),
 # binutils (objdump: the CPUID library's sites are checked against it),
 # chromium (hwpprobe report's pages are opened in headless Chromium),
-# bpftool, bpftrace and linux-perf (benchmarks), node and npm (the tests of
-# recording/export read Parquet files with DuckDB from the npm registry).
+# bpftool, bpftrace and linux-perf (benchmarks), linux-source, flex, bison,
+# bc and libelf-dev (bench/seed builds the kernel from linux-source's
+# tree), node and npm (the tests of recording/export read Parquet files with
+# DuckDB from the npm registry).
 set -euo pipefail
 need=()
-for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium; do
+for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium linux-source flex bison bc libelf-dev; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 if ! command -v npm >/dev/null; then
