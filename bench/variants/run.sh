@@ -32,19 +32,20 @@ trap 'rm -rf "$T"' EXIT
 CGO_ENABLED=0 go build -o "$T/" ./cmd/hwpemu ./cmd/hwpprobe
 export PATH="$T:$PATH"
 printf '%-12s %-44s %-5s %-26s %-8s %-7s %-9s %s\n' variant sides runs "ratio B/A [interval]" p verdict predicted seconds
+n=0
 for spec in "min-pins performance powersave:epp=0" "none performance powersave:epp=0" \
 	"epp-voltage powersave:epp=0 powersave:epp=performance" "epp-voltage performance powersave:epp=0"; do
 	set -- $spec
-	v=$1 a=$2 b=$3
+	v=$1 a=$2 b=$3 n=$((n + 1))
 	pred=$(hwpemu predict mtl-165u --variant "$v" --busy-cpus 4 "$a" "$b" 2>/dev/null | awk -v b="$b" '$1 == b {print 1 / $NF}')
 	t0=$(date +%s)
 	hwpemu run --variant "$v" --time-scale "$SCALE" mtl-165u -- sh -c '
 		g=$(sed -n "s/.*cgroup=v[12]:\([^, ]*\).*/\1/p" /sys/devices/system/cpu/hwpemu_loop)
 		if [ -e "$g/cpu.shares" ]; then echo 262144 > "$g/cpu.shares"; else echo 10000 > "$g/cpu.weight"; fi
-		hwpprobe diff "$1" "$2" --runs auto --warmup 1 -C 0 --json "$3/d.json" -o "$3/d.hwpr" -- \
-			sh -c "for i in 1 2 3 4; do hwpprobe workload burn $4 & done; wait" > "$3/d.txt"' sh "$a" "$b" "$T" "$UNITS" 2>/dev/null
+		hwpprobe diff "$1" "$2" --runs auto --warmup 1 -C 0 --json "$3.json" -o "$3.hwpr" -- \
+			sh -c "for i in 1 2 3 4; do hwpprobe workload burn $4 & done; wait" > "$3.txt"' sh "$a" "$b" "$T/d$n" "$UNITS" 2>/dev/null
 	t1=$(date +%s)
-	python3 - "$T/d.json" "$v" "$a vs $b" "$pred" $((t1 - t0)) <<'PY'
+	python3 - "$T/d$n.json" "$v" "$a vs $b" "$pred" $((t1 - t0)) <<'PY'
 import json, sys
 f = json.load(open(sys.argv[1]))["figures"][0]
 lo, hi = f.get("ratio_lo"), f.get("ratio_hi")
