@@ -209,7 +209,11 @@ func TestTwoJobsTwoCPUs(t *testing.T) {
 		busy[row.Type] = float64(row.BusyPct) * float64(row.CPUs) / 100
 	}
 	t.Logf("busy CPUs: %v", busy)
-	if busy["all"] < 1.5 || busy["all"] > 2.5 || busy["P"] < 1.5 || busy["E"]+busy["LP-E"] > 0.3 {
-		t.Errorf("busy CPUs %v, want about 2 in all, on the P-cores (1.5 to 2.5; E and LP-E together below 0.3)", busy)
+	// Below 2: on a loaded host the jobs can get less than the quota
+	// grants even with the group's weight raised, and the loop counts
+	// the work done (1.85 measured at a load average of 10, 1.51 beside
+	// a kernel build).
+	if busy["all"] < 1.2 || busy["all"] > 2.5 || busy["P"] < 1.2 || busy["E"]+busy["LP-E"] > 0.3 {
+		t.Errorf("busy CPUs %v, want about 2 in all, on the P-cores (1.2 to 2.5; E and LP-E together below 0.3)", busy)
 	}
 }
