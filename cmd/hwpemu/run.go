@@ -54,8 +54,8 @@ was killed by signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
 CMD. Every process CMD starts ends with it. CMD runs in a cgroup whose CPU
 bandwidth follows the emulated CPUs' delivered frequencies every 100 ms, so
 that work takes longer where the model delivers less (the closed loop; hwpprobe
-under it observes from a group beside it and holds only its workloads to the
-model); with --open-loop, with --busy, and on a machine without a cpufreq
+under it observes from hwpemu run's own group and holds only its workloads to
+the model); with --open-loop, with --busy, and on a machine without a cpufreq
 driver CMD runs at the host's speed. Needs root (CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
   sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
