@@ -21,7 +21,7 @@
 # text report and its Markdown report are kept, default
 # /var/tmp/hwpemu-seed). A benchmark, not a test: on the 2-CPU development
 # VM each build runs 5.49x slower than the model (hwpemu's banner says
-# why), about 20 minutes a run. Prints, per variant, explain's verdict
+# why), 11 to 17 minutes a run (docs/emulator.md). Prints, per variant, explain's verdict
 # lines and the wall time. docs/emulator.md ("Model variants") shows what
 # each variant gave.
 set -eu
