@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // Model variants. Each is a hypothesis about the hardware that changes one
@@ -38,7 +40,7 @@ const (
 
 // VariantPath is where the tree names the model variant in force (one
 // line), beside the emulated marker, so that a recording can store it.
-const VariantPath = "sys/devices/system/cpu/hwpemu_variant"
+const VariantPath = sysfs.EmulatedVariant
 
 // ErrVariant is wrapped when a model variant is unknown or does not apply
 // to the machine.

@@ -24,6 +24,22 @@ type Context struct {
 	// Microcode is the first CPU's microcode revision: /proc/cpuinfo's
 	// microcode, else /sys/devices/system/cpu/cpu0/microcode/version.
 	Microcode Fact `json:"microcode"`
+	// Emulator is what hwpemu said of the emulated machine the recording
+	// was made on; nil on real hardware (and in files written before it
+	// was recorded).
+	Emulator *Emulator `json:"emulator,omitempty"`
+}
+
+// Emulator is hwpemu's model variant and loop, read from the emulated
+// tree (sys/devices/system/cpu/hwpemu_variant and hwpemu_loop;
+// docs/emulator.md).
+type Emulator struct {
+	// Variant is the model variant in force: none, min-pins, ...
+	Variant Fact `json:"variant"`
+	// Loop is "closed, slowdown S" (the command's CPU time held to the
+	// model's delivered frequencies, S times slower than the model on
+	// this host) or "open (REASON)" (it ran at the host's speed).
+	Loop Fact `json:"loop"`
 }
 
 // Fact is one thing read from the system: its value, or why it is

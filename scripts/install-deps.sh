@@ -13,10 +13,11 @@
 # .deb in a throwaway root, renders its man pages, completes through its
 # completion script, verifies its unit and lists the .rpm), linux-source
 # (the kernel's KTAP parser tools/testing/kunit, which the conform tests
-# extract once) and python3-junitparser (reads conform's JUnit).
+# extract once, and the tree bench/seed builds with flex, bison, bc and
+# libelf-dev) and python3-junitparser (reads conform's JUnit).
 set -euo pipefail
 need=()
-for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium man-db systemd bash-completion rpm linux-source python3-junitparser; do
+for p in clang llvm libbpf-dev fuse3 linux-cpupower binutils bpftool bpftrace linux-perf prometheus chromium man-db systemd bash-completion rpm linux-source flex bison bc libelf-dev python3-junitparser; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need+=("$p")
 done
 if ! command -v npm >/dev/null; then

@@ -86,6 +86,10 @@ const EmulatedWrites = "sys/devices/system/cpu/hwpemu_msr_writes"
 // speed); docs/emulator.md, "Closed loop".
 const EmulatedLoop = "sys/devices/system/cpu/hwpemu_loop"
 
+// EmulatedVariant is the file where an emulated machine names the model
+// variant in force (docs/emulator.md, "Model variants").
+const EmulatedVariant = "sys/devices/system/cpu/hwpemu_variant"
+
 // Emulated returns the emulated machine's name, or "" on real hardware.
 func (f FS) Emulated() string {
 	s, err := f.ReadString(EmulatedMarker)

@@ -19,10 +19,13 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/hwpprobe/hwpprobe/internal/cgroup"
 )
 
 // Shell-compatible exit statuses for commands that did not run (POSIX
@@ -115,11 +118,24 @@ type Process struct {
 	start time.Time
 }
 
+// group is the control group SetGroup set; nil: commands stay in
+// hwpprobe's.
+var group atomic.Pointer[cgroup.Group]
+
+// SetGroup makes every later Start move its command into g while it is
+// stopped before its first instruction, so that the command, and all it
+// starts, runs in g from its first instruction on while the caller stays
+// where it is (hwpemu's closed loop: the workload is held to the
+// emulated machine's speed, the observer is not; internal/emuloop). nil
+// undoes it.
+func SetGroup(g *cgroup.Group) { group.Store(g) }
+
 // Start starts the command stopped at its first instruction (ptrace stops
 // a traced child right after execve), calls attach with its pid (to open
 // counters that inherit to its children, as `perf stat` does with
 // enable_on_exec), then lets it run. When attach fails the command is
-// killed and its error returned.
+// killed and its error returned. With a group set (SetGroup) the command
+// joins it before attach.
 //
 // The command gets its own process group (its pid), so that a terminal's
 // Ctrl-C reaches hwpprobe alone and Forward decides what the command gets,
@@ -171,12 +187,16 @@ func Start(s Spec, attach func(pid int) error) (*Process, error) {
 		cmd.Process.Release()
 		return nil, fmt.Errorf("workload: %s ended before it started (status %#x)", s.Argv[0], uint32(ws))
 	}
+	if g := group.Load(); g != nil {
+		if err := g.Add(pid); err != nil {
+			kill(cmd)
+			return nil, fmt.Errorf("workload: move %s into the closed loop's group: %w", s.Argv[0], err)
+		}
+	}
 	start := time.Now()
 	if attach != nil {
 		if err := attach(pid); err != nil {
-			unix.Kill(pid, unix.SIGKILL)
-			unix.PtraceDetach(pid)
-			cmd.Wait()
+			kill(cmd)
 			return nil, err
 		}
 	}
@@ -187,6 +207,13 @@ func Start(s Spec, attach func(pid int) error) (*Process, error) {
 		return nil, fmt.Errorf("workload: release %s: %w", s.Argv[0], err)
 	}
 	return &Process{cmd: cmd, start: start}, nil
+}
+
+// kill ends a command stopped at its first instruction, and reaps it.
+func kill(cmd *exec.Cmd) {
+	unix.Kill(cmd.Process.Pid, unix.SIGKILL)
+	unix.PtraceDetach(cmd.Process.Pid)
+	cmd.Wait()
 }
 
 // lookPath finds the command like a shell: in PATH from env (or hwpprobe's

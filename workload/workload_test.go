@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/hwpprobe/hwpprobe/internal/cgroup"
 )
 
 func TestExitStatusLikeAShell(t *testing.T) {
@@ -215,5 +217,49 @@ func TestSecondInterruptKills(t *testing.T) {
 	res := p.Wait(sigs)
 	if !res.Interrupted || res.Forwarded != syscall.SIGINT || res.Signal != syscall.SIGKILL || res.ExitCode != 137 {
 		t.Errorf("%+v, want interrupted, then killed (137)", res)
+	}
+}
+
+// TestSetGroup: with a group set, the command runs in it from its first
+// instruction (its /proc/self/cgroup, read by the command itself, names
+// the group) while this process stays where it was; a group that cannot
+// take it is an error and the command never runs. Needs root and the
+// host's cpu controller (internal/cgroup).
+func TestSetGroup(t *testing.T) {
+	h, err := cgroup.DetectHost()
+	if err != nil {
+		t.Skipf("no cpu controller: %v", err)
+	}
+	g, err := h.Create(fmt.Sprintf("hwpprobe-workload-test-%d", os.Getpid()))
+	if err != nil {
+		t.Skipf("cannot make a group: %v", err)
+	}
+	defer g.Remove()
+	defer SetGroup(nil)
+	self, _ := os.ReadFile("/proc/self/cgroup")
+	dir := t.TempDir()
+	out := filepath.Join(dir, "cgroup")
+	SetGroup(g)
+	p, err := Start(Spec{Argv: []string{"sh", "-c", "cat /proc/self/cgroup > " + out}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Wait(nil); res.ExitCode != 0 {
+		t.Fatalf("%+v", res)
+	}
+	b, _ := os.ReadFile(out)
+	if name := "/" + filepath.Base(g.Dirs[0]) + "\n"; !strings.Contains(string(b), name) {
+		t.Errorf("the command's /proc/self/cgroup:\n%s\nwant the group %s", b, name)
+	}
+	if now, _ := os.ReadFile("/proc/self/cgroup"); string(now) != string(self) {
+		t.Errorf("this process moved:\n%s\nwas:\n%s", now, self)
+	}
+	mark := filepath.Join(dir, "ran")
+	SetGroup(&cgroup.Group{V2: true, Dirs: []string{filepath.Join(dir, "no-such-group")}})
+	if _, err := Start(Spec{Argv: []string{"touch", mark}}, nil); err == nil || !strings.Contains(err.Error(), "move touch into the closed loop's group") {
+		t.Errorf("a group that cannot take the command: %v", err)
+	}
+	if _, err := os.Stat(mark); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the command ran: %v", err)
 	}
 }

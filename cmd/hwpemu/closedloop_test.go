@@ -34,7 +34,7 @@ run() { t0=$(date +%s%N); hwpprobe workload burn 600; t1=$(date +%s%N); echo $1=
 setmax 400000; run low
 setmax 4900000; run high
 `
-	kv := keyValues(inMachine(t, "mtl-165u", script, "--closed-loop"))
+	kv := keyValues(inMachine(t, "mtl-165u", script))
 	low, err1 := strconv.ParseFloat(kv["low"], 64)
 	high, err2 := strconv.ParseFloat(kv["high"], 64)
 	if err1 != nil || err2 != nil || high <= 0 {
@@ -60,7 +60,7 @@ s1=$(grep '^cpu[0-9]' /proc/stat); sleep 1; s2=$(grep '^cpu[0-9]' /proc/stat)
 kill $a $b
 echo "$s1"; echo "$s2"
 `
-	out := inMachine(t, "mtl-165u", script, "--closed-loop")
+	out := inMachine(t, "mtl-165u", script)
 	busy := statBusy(t, out, 14)
 	t.Logf("emulated busy: %.3f", busy)
 	// The script's own shell, sleep and grep are the only other work: a
@@ -122,9 +122,10 @@ func TestLoopReported(t *testing.T) {
 		machine      string
 		file, banner string
 	}{
+		{"closed by default", nil, "mtl-165u", "closed cgroup=v", "hwpemu: closed loop: CMD's CPU time follows"},
 		{"--closed-loop", []string{"--closed-loop"}, "mtl-165u", "closed cgroup=v", "hwpemu: closed loop: CMD's CPU time follows"},
-		{"open by default", nil, "mtl-165u", "open reason=the default", "hwpemu: open loop (the default"},
-		{"--open-loop", []string{"--closed-loop", "--open-loop"}, "mtl-165u", "open reason=the default", "hwpemu: open loop (the default"},
+		{"--open-loop", []string{"--open-loop"}, "mtl-165u", "open reason=--open-loop", "hwpemu: open loop (--open-loop)"},
+		{"--open-loop wins", []string{"--closed-loop", "--open-loop"}, "mtl-165u", "open reason=--open-loop", "hwpemu: open loop (--open-loop)"},
 		{"--busy", []string{"--busy", "0.5"}, "zen4-amd-pstate", "open reason=--busy fixes the emulated load", "hwpemu: open loop (--busy"},
 		{"no frequency model", nil, "vm-bare", "open reason=vm-bare models no delivered frequency", "hwpemu: open loop (vm-bare"},
 	} {
@@ -141,7 +142,8 @@ func TestLoopReported(t *testing.T) {
 // TestClosedLoopBadInput: a host without a usable cpu controller (its
 // mount removed in a private mount namespace) and one where no group can
 // be made (the controller read-only) are bad input for the closed loop:
-// one line suggesting to run without --closed-loop, exit 2; --open-loop then runs.
+// one line suggesting --open-loop, exit 2, whether or not --closed-loop
+// is given; --open-loop then runs.
 func TestClosedLoopBadInput(t *testing.T) {
 	h := filepath.Join(binDir, "hwpemu")
 	for _, tc := range []struct{ name, prep, want string }{
@@ -149,11 +151,9 @@ func TestClosedLoopBadInput(t *testing.T) {
 		{"read-only controller", "mount -o remount,bind,ro /sys/fs/cgroup/cpu", "hwpemu: closed loop: no permission to create a cgroup: "},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			for _, open := range []bool{false, true} {
-				run := h + " run --closed-loop mtl-165u -- true"
-				if open {
-					run = h + " run --open-loop mtl-165u -- true"
-				}
+			for _, flag := range []string{"", "--closed-loop", "--open-loop"} {
+				open := flag == "--open-loop"
+				run := h + " run " + flag + " mtl-165u -- true"
 				cmd := exec.Command("unshare", "-m", "sh", "-c", tc.prep+" && exec "+run)
 				b, err := cmd.CombinedOutput()
 				code := exitCode(err)
@@ -164,8 +164,8 @@ func TestClosedLoopBadInput(t *testing.T) {
 					}
 					continue
 				}
-				if code != exitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], tc.want) || !strings.HasSuffix(lines[0], "; run without --closed-loop") {
-					t.Errorf("exit %d, output %q; want exit 2 and one line %q...; run without --closed-loop", code, b, tc.want)
+				if code != exitUsage || len(lines) != 1 || !strings.HasPrefix(lines[0], tc.want) || !strings.HasSuffix(lines[0], "; run with --open-loop") {
+					t.Errorf("%s: exit %d, output %q; want exit 2 and one line %q...; run with --open-loop", run, code, b, tc.want)
 				}
 			}
 		})

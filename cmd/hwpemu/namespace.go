@@ -31,6 +31,7 @@ type nsFlags struct {
 	parent     string // mount namespace of hwpemu run
 	runPID     int    // PID of hwpemu run, in the mount's name
 	cgroup     string // the closed loop's group (cgroup.Group.String); "": open loop
+	observer   string // the observers' group: hwpemu run's own
 	openReason string // why CMD runs open loop
 }
 
@@ -51,6 +52,7 @@ func newNamespaceCmd() *cobra.Command {
 	cmd.Flags().StringVar(&ns.parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
 	cli.IntVarP(cmd.Flags(), &ns.runPID, "run-pid", "", 0, 1, math.MaxInt32, "PID of `hwpemu run`")
 	cmd.Flags().StringVar(&ns.cgroup, "cgroup", "", "the closed loop's cgroup, made by `hwpemu run`")
+	cmd.Flags().StringVar(&ns.observer, "observer-cgroup", "", "the observers' cgroup: the one `hwpemu run` is in")
 	cmd.Flags().StringVar(&ns.openReason, "open-reason", "", "why CMD runs open loop")
 	mf.register(cmd)
 	return cmd
@@ -180,10 +182,13 @@ func startServer(mf machineFlags, ns nsFlags, machine string) (s *served, err er
 		}
 	}()
 	var opts []emu.Option
-	var g *cgroup.Group
+	var g, obs *cgroup.Group
 	load := &emu.VarLoad{}
 	if ns.cgroup != "" {
 		if g, err = cgroup.ParseGroup(ns.cgroup); err != nil {
+			return nil, err
+		}
+		if obs, err = cgroup.ParseGroup(ns.observer); err != nil {
 			return nil, err
 		}
 		opts = append(opts, emu.WithLoad(load), emu.WithLoopInfo(func() string { return s.loop.Info() }))
@@ -212,7 +217,7 @@ func startServer(mf machineFlags, ns nsFlags, machine string) (s *served, err er
 	if g != nil {
 		// The group's thread ids are this PID namespace's: the /proc just
 		// mounted names them.
-		if s.loop, err = closedloop.New(g, m, load, runtime.NumCPU(), "/proc"); err != nil {
+		if s.loop, err = closedloop.New(g, obs, m, load, runtime.NumCPU(), "/proc"); err != nil {
 			return nil, err
 		}
 		s.loopBanner = s.loop.Banner()

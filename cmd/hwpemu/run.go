@@ -54,10 +54,12 @@ func newRunCmd() *cobra.Command {
 so unchanged programs read them. Nothing outside the namespaces changes. hwpemu
 serves the files while CMD runs and exits with CMD's status (128+N when CMD
 was killed by signal N); SIGINT, SIGTERM, SIGHUP and SIGQUIT are passed on to
-CMD. Every process CMD starts ends with it. With --closed-loop CMD runs in a
-cgroup whose CPU bandwidth follows the emulated CPUs' delivered frequencies
-every 100 ms, so that work takes longer where the model delivers less; by
-default it runs at the host's speed (open loop). Needs root (CAP_SYS_ADMIN).`,
+CMD. Every process CMD starts ends with it. CMD runs in a cgroup whose CPU
+bandwidth follows the emulated CPUs' delivered frequencies every 100 ms, so
+that work takes longer where the model delivers less (the closed loop; hwpprobe
+under it observes from hwpemu run's own group and holds only its workloads to
+the model); with --open-loop, with --busy, and on a machine without a cpufreq
+driver CMD runs at the host's speed. Needs root (CAP_SYS_ADMIN).`,
 		Example: `  sudo hwpemu run mtl-165u -- hwpprobe snapshot
   sudo hwpemu run zen4-amd-pstate -- sh -c 'echo performance > /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor'`,
 		Args:              cli.ArgsUsage(cobra.MinimumNArgs(2)),
@@ -75,15 +77,15 @@ default it runs at the host's speed (open loop). Needs root (CAP_SYS_ADMIN).`,
 			if _, err := exec.LookPath(args[1]); err != nil {
 				return cli.ExitCodeError{Code: exitNotFound, Err: err}
 			}
-			reason := openReason(openLoop || !closedLoop, mf.busy != nil, m)
+			reason := openReason(openLoop, mf.busy != nil, m)
 			if !sysAdmin() {
 				// Before the closed loop's group, which would fail first
 				// for the same reason.
 				return fmt.Errorf("a private mount and PID namespace needs root (CAP_SYS_ADMIN): %w", syscall.EPERM)
 			}
-			var g *cgroup.Group
+			var g, observer *cgroup.Group
 			if reason == "" {
-				if g, err = makeGroup(); err != nil {
+				if g, observer, err = makeGroup(); err != nil {
 					return err
 				}
 				defer func() {
@@ -92,20 +94,20 @@ default it runs at the host's speed (open loop). Needs root (CAP_SYS_ADMIN).`,
 					}
 				}()
 			}
-			return superviseRun(mf, g, reason, args)
+			return superviseRun(mf, g, observer, reason, args)
 		},
 	}
 	cmd.Flags().SetInterspersed(false)
 	mf.register(cmd)
-	cmd.Flags().BoolVar(&closedLoop, "closed-loop", false,
-		"hold CMD's CPU time to the emulated CPUs' delivered frequencies (cgroup CPU bandwidth, every 100 ms; docs/emulator.md); default: the host's speed")
-	cmd.Flags().BoolVar(&openLoop, "open-loop", false, "let CMD run at the host's speed (the default; overrides --closed-loop)")
+	cmd.Flags().BoolVar(&openLoop, "open-loop", false,
+		"let CMD run at the host's speed, the emulated CPUs following the host's load, instead of holding its CPU time to the emulated CPUs' delivered frequencies (the closed loop, the default; docs/emulator.md)")
+	cmd.Flags().BoolVar(&closedLoop, "closed-loop", false, "the closed loop, the default: accepted and ignored (--open-loop wins)")
 	return cmd
 }
 
 // openReason says why CMD runs open loop, or "" for the closed loop: a
 // load fixed by --busy, a machine whose frequency the model does not follow
-// requests (no cpufreq driver), or no --closed-loop (open, the default).
+// requests (no cpufreq driver), or --open-loop.
 func openReason(open, busy bool, m *emu.Machine) string {
 	switch {
 	case busy:
@@ -113,7 +115,7 @@ func openReason(open, busy bool, m *emu.Machine) string {
 	case !m.ModelsFrequency():
 		return m.Name() + " models no delivered frequency"
 	case open:
-		return "the default; --closed-loop holds CMD to the model"
+		return "--open-loop"
 	}
 	return ""
 }
@@ -124,23 +126,24 @@ const groupPrefix = "hwpemu-"
 
 // makeGroup makes the closed loop's cgroup on the host's cpu controller,
 // first removing the empty groups of hwpemu runs that were killed before
-// they could remove theirs. No usable controller, or no permission to make
-// a group, is bad input for the closed loop: one line suggesting
-// --open-loop.
-func makeGroup() (*cgroup.Group, error) {
+// they could remove theirs, and returns it with the observers' group:
+// the one hwpemu run itself is in, where a program observing CMD, such as
+// hwpprobe, moves itself (internal/emuloop) to run as it would without
+// hwpemu. No usable controller, or no permission to make a group, is bad
+// input for the closed loop: one line suggesting --open-loop.
+func makeGroup() (g, observer *cgroup.Group, err error) {
 	h, err := cgroup.DetectHost()
-	var g *cgroup.Group
 	if err == nil {
 		h.RemoveStale(groupPrefix, func(pid int) bool { return unix.Kill(pid, 0) != unix.ESRCH })
 		g, err = h.Create(groupPrefix + strconv.Itoa(os.Getpid()))
 	}
 	if errors.Is(err, cgroup.ErrNoController) || errors.Is(err, cgroup.ErrPermission) {
-		return nil, cli.Usagef("closed loop: %v; run without --closed-loop", err)
+		return nil, nil, cli.Usagef("closed loop: %v; run with --open-loop", err)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("closed loop: %w", err)
+		return nil, nil, fmt.Errorf("closed loop: %w", err)
 	}
-	return g, nil
+	return g, h.Own(), nil
 }
 
 // dropDash removes a "--" between MACHINE and CMD, which flag parsing
@@ -161,9 +164,10 @@ var termSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, s
 // and hwpemu with 128+N. The same pipe tells the server whether hwpemu is
 // still alive when it sets its death signal (see serveNamespace).
 //
-// With a group g, the server runs the closed loop on it; otherwise CMD
-// runs open loop for reason.
-func superviseRun(mf machineFlags, g *cgroup.Group, reason string, args []string) error {
+// With a group g, the server runs the closed loop on it and names
+// observer as the observers' group; otherwise CMD runs open loop for
+// reason.
+func superviseRun(mf machineFlags, g, observer *cgroup.Group, reason string, args []string) error {
 	sigs := make(chan os.Signal, 4)
 	defer sigquit.Notify(sigs, termSignals...)() // SIGQUIT is passed on too
 	parent, err := os.Readlink("/proc/self/ns/mnt")
@@ -177,7 +181,7 @@ func superviseRun(mf machineFlags, g *cgroup.Group, reason string, args []string
 	defer readyR.Close() // only now: the server's liveness check needs it open
 	argv := append([]string{nsCmdName, "--parent-mntns=" + parent, "--run-pid=" + strconv.Itoa(os.Getpid())}, mf.args()...)
 	if g != nil {
-		argv = append(argv, "--cgroup="+g.String())
+		argv = append(argv, "--cgroup="+g.String(), "--observer-cgroup="+observer.String())
 	} else {
 		argv = append(argv, "--open-reason="+reason)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/emuloop"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/sysfs"
 )
@@ -71,6 +72,7 @@ those registers (trace), and records all of it while a workload runs
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return cli.UsageError{Err: err} })
 	cli.AddVersion(root, build)
 	cli.AddManCmd(root, "hwpprobe manual")
+	root.PersistentPreRunE = func(cmd *cobra.Command, _ []string) error { return observe(cmd) }
 	for _, f := range subcommands {
 		root.AddCommand(f())
 	}
@@ -79,6 +81,31 @@ those registers (trace), and records all of it while a workload runs
 
 func main() {
 	os.Exit(run(os.Args[1:]))
+}
+
+// workloadAnnotation marks a command that is a workload, not an observer:
+// under hwpemu's closed loop it stays in the loop's group.
+const workloadAnnotation = "hwpprobe/workload"
+
+// observe steps out of hwpemu's closed loop (internal/emuloop): hwpprobe
+// moves itself to the observer's group and the commands it starts run in
+// the loop's group, held to the emulated machine's speed. The built-in
+// workload's commands stay where they are. A hwpprobe that cannot move
+// (not root) says so and runs on inside the loop.
+func observe(cmd *cobra.Command) error {
+	for c := cmd; c != nil; c = c.Parent() {
+		if c.Annotations[workloadAnnotation] != "" {
+			return nil
+		}
+	}
+	l, ok, err := emuloop.Read(sysfs.NewFS(global.root))
+	if err != nil || !ok {
+		return err
+	}
+	if err := l.Observe(); err != nil {
+		cli.Linef(cmd.ErrOrStderr(), "hwpprobe", "note: %v; hwpprobe runs on inside it, held to the emulated machine's speed with its workload", err)
+	}
+	return nil
 }
 
 // run executes the CLI and returns the process exit status.

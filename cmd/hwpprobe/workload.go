@@ -24,6 +24,9 @@ func newWorkloadCmd() *cobra.Command {
 		Short:  "Built-in workloads (diff runs them when given no command)",
 		Hidden: true,
 		Args:   cli.ArgsUsage(cobra.NoArgs),
+		// Under hwpemu's closed loop the built-in workload is what is
+		// held to the model, not an observer.
+		Annotations: map[string]string{workloadAnnotation: "yes"},
 	}
 	cfg := buildlike.Config{}
 	build := &cobra.Command{

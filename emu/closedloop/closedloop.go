@@ -25,6 +25,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/emu"
 	"github.com/hwpprobe/hwpprobe/internal/cgroup"
+	"github.com/hwpprobe/hwpprobe/internal/emuloop"
 	"github.com/hwpprobe/hwpprobe/internal/procstat"
 )
 
@@ -133,6 +134,7 @@ func Quota(busy []float64, live []bool, freqs []float64, ref float64, hostCPUs i
 // Loop is the control loop of one command's group.
 type Loop struct {
 	g        *cgroup.Group
+	observer *cgroup.Group // where a program observing the command moves itself; nil: none
 	m        *emu.Machine
 	load     *emu.VarLoad
 	hostCPUs int
@@ -157,9 +159,12 @@ type Loop struct {
 // New makes the loop of group g for machine m, whose load source must be
 // load, on a host with hostCPUs CPUs the command may use, and sets the
 // group's first quota. Thread ids in the group are looked up in proc
-// (normally "/proc", of the PID namespace that reads the group).
-func New(g *cgroup.Group, m *emu.Machine, load *emu.VarLoad, hostCPUs int, proc string) (*Loop, error) {
-	l := &Loop{g: g, m: m, load: load, hostCPUs: max(1, hostCPUs), proc: proc, prevRun: map[int]time.Duration{}}
+// (normally "/proc", of the PID namespace that reads the group). observer,
+// when not nil, is the group, outside g, that a program observing the
+// command moves itself to (hwpemu run's own; Info names it;
+// internal/emuloop).
+func New(g, observer *cgroup.Group, m *emu.Machine, load *emu.VarLoad, hostCPUs int, proc string) (*Loop, error) {
+	l := &Loop{g: g, observer: observer, m: m, load: load, hostCPUs: max(1, hostCPUs), proc: proc, prevRun: map[int]time.Duration{}}
 	fr := m.Frequencies()
 	for _, f := range fr {
 		if f.Online {
@@ -347,13 +352,18 @@ func readThread(dir string) (thread, error) {
 }
 
 // Info is the closed loop's state as the emulated tree serves it
-// (emu.LoopPath): "closed", the group, the interval, the reference
-// frequency, the host's CPUs and the quota now.
+// (emu.LoopPath): "closed", the group, the observer group (when there is
+// one), the interval, the reference frequency, the host's CPUs and the
+// quota now. internal/emuloop parses it.
 func (l *Loop) Info() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return fmt.Sprintf("closed cgroup=%s interval_ms=%d ref_mhz=%g slowdown=%.3f host_cpus=%d quota_cpus=%.3f",
-		l.g, Interval.Milliseconds(), l.ref, l.slowdown, l.hostCPUs, l.quota)
+	obs := ""
+	if l.observer != nil {
+		obs = " " + emuloop.KeyObserver + "=" + l.observer.String()
+	}
+	return fmt.Sprintf("closed %s=%s%s interval_ms=%d ref_mhz=%.6g slowdown=%.3f host_cpus=%d quota_cpus=%.3f",
+		emuloop.KeyGroup, l.g, obs, Interval.Milliseconds(), l.ref, l.slowdown, l.hostCPUs, l.quota)
 }
 
 // Banner is the line hwpemu run prints about the loop: the group, the
@@ -363,7 +373,7 @@ func (l *Loop) Banner() string {
 	if l.g.V2 {
 		v = "v2"
 	}
-	s := fmt.Sprintf("closed loop: CMD's CPU time follows the emulated CPUs' delivered frequencies (cgroup %s %s, quota set every %d ms); one host CPU = one emulated CPU at %g MHz; ",
+	s := fmt.Sprintf("closed loop: CMD's CPU time follows the emulated CPUs' delivered frequencies (cgroup %s %s, quota set every %d ms); one host CPU = one emulated CPU at %.6g MHz; ",
 		v, l.g.Dirs[0], Interval.Milliseconds(), l.ref)
 	if l.slowdown <= 1 {
 		return s + fmt.Sprintf("host cap %d CPUs, above the %.2f the %d emulated CPUs need at their highest", l.hostCPUs, l.maxSum, len(l.online))

@@ -7,6 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/hwpprobe/hwpprobe/internal/cgroup"
+	"github.com/hwpprobe/hwpprobe/internal/emuloop"
 )
 
 // TestPlace checks the busy accounting of docs/emulator.md ("Closed
@@ -78,5 +81,25 @@ func TestQuota(t *testing.T) {
 				t.Errorf("Quota = %g, want %g", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestInfoParses: the loop file Info writes is what internal/emuloop
+// reads, with the groups hwpprobe moves itself and its workloads to.
+func TestInfoParses(t *testing.T) {
+	g := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/hwpemu-7", "/sys/fs/cgroup/cpuacct/hwpemu-7"}}
+	obs := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/user.slice", "/sys/fs/cgroup/cpuacct/user.slice"}}
+	for _, o := range []*cgroup.Group{obs, nil} {
+		l := &Loop{g: g, observer: o, ref: 27220.5, slowdown: 5.488, hostCPUs: 2, quota: 0.109}
+		got, err := emuloop.Parse(l.Info())
+		if err != nil {
+			t.Fatalf("%q: %v", l.Info(), err)
+		}
+		if !got.Closed || cmp.Diff(g, got.Group) != "" || cmp.Diff(o, got.Observer) != "" || got.Get("ref_mhz") != "27220.5" || got.Get("slowdown") != "5.488" {
+			t.Errorf("%q parses as %+v", l.Info(), got)
+		}
+	}
+	if got, err := emuloop.Parse(OpenInfo("--open-loop")); err != nil || got.Closed || got.State() != "open (--open-loop)" {
+		t.Errorf("%q parses as %+v, %v", OpenInfo("--open-loop"), got, err)
 	}
 }

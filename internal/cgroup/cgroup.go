@@ -49,6 +49,9 @@ type Hierarchy struct {
 	V2   bool
 	CPU  string // parent directory of new groups on the cpu controller
 	Acct string // v1 only: parent directory on cpuacct; "" when cpu and cpuacct share a hierarchy
+	// OwnV2 is, on cgroup v2, the detecting process's own group (CPU may
+	// be the root instead); on v1 CPU and Acct are its own groups.
+	OwnV2 string
 
 	mkdir func(string) error // os.Mkdir; tests of a fake tree make the kernel's files too
 }
@@ -110,7 +113,12 @@ func Detect(mountinfo, self []byte) (Hierarchy, error) {
 		if err != nil || !slices.Contains(strings.Fields(string(ctl)), "cpu") {
 			continue
 		}
-		return v2Parent(m, own[""])
+		h, err := v2Parent(m, own[""])
+		if err != nil {
+			return h, err
+		}
+		h.OwnV2 = inMount(m, own[""])
+		return h, nil
 	}
 	var h Hierarchy
 	cpu, acct := -1, -1
@@ -208,6 +216,20 @@ type Group struct {
 	Dirs []string // the cpu controller's directory; on v1 with a separate cpuacct hierarchy, that one's second
 }
 
+// Own is the group the detecting process is in, on the hierarchy's cpu
+// controller (and on v1 its cpuacct group): a process moved there is where
+// that process is, scheduled as it is.
+func (h Hierarchy) Own() *Group {
+	if h.V2 {
+		return &Group{V2: true, Dirs: []string{h.OwnV2}}
+	}
+	g := &Group{Dirs: []string{h.CPU}}
+	if h.Acct != "" {
+		g.Dirs = append(g.Dirs, h.Acct)
+	}
+	return g
+}
+
 // Create makes the group name in h (and on v1 in its cpuacct hierarchy),
 // sets its period (Period) and leaves its quota unlimited. A directory
 // that cannot be made is ErrPermission; one made without the bandwidth
@@ -303,9 +325,14 @@ func write(file, s string) error {
 
 // Join moves the calling process (every thread of it) into the group:
 // "0" written to each directory's cgroup.procs.
-func (g *Group) Join() error {
+func (g *Group) Join() error { return g.Add(0) }
+
+// Add moves process pid (every thread of it; 0: the caller) into the
+// group: pid written to each directory's cgroup.procs. The processes it
+// starts afterwards are born in the group.
+func (g *Group) Add(pid int) error {
 	for _, d := range g.Dirs {
-		if err := write(filepath.Join(d, "cgroup.procs"), "0"); err != nil {
+		if err := write(filepath.Join(d, "cgroup.procs"), strconv.Itoa(pid)); err != nil {
 			return err
 		}
 	}

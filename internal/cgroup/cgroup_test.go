@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -65,9 +66,9 @@ func TestDetect(t *testing.T) {
 		{"v1 cpuset is not cpu", line("/sys/fs/cgroup/cpuset", "/", "cgroup", "rw,cpuset") + line(empty, "/", "cgroup2", "rw"), "0::/\n",
 			Hierarchy{}, ErrNoController},
 		{"v1 cpu without cpuacct", line("/sys/fs/cgroup/cpu", "/", "cgroup", "rw,cpu"), "1:cpu:/\n", Hierarchy{}, ErrNoController},
-		{"v2, own group enables cpu", line(v2, "/", "cgroup2", "rw"), "0::/svc\n", Hierarchy{V2: true, CPU: v2 + "/svc"}, nil},
-		{"v2, only the root enables cpu", line(v2, "/", "cgroup2", "rw"), "0::/user.slice\n", Hierarchy{V2: true, CPU: v2}, nil},
-		{"v2 wins over v1", hybrid + line(v2, "/", "cgroup2", "rw"), "0::/\n", Hierarchy{V2: true, CPU: v2}, nil},
+		{"v2, own group enables cpu", line(v2, "/", "cgroup2", "rw"), "0::/svc\n", Hierarchy{V2: true, CPU: v2 + "/svc", OwnV2: v2 + "/svc"}, nil},
+		{"v2, only the root enables cpu", line(v2, "/", "cgroup2", "rw"), "0::/user.slice\n", Hierarchy{V2: true, CPU: v2, OwnV2: v2 + "/user.slice"}, nil},
+		{"v2 wins over v1", hybrid + line(v2, "/", "cgroup2", "rw"), "0::/\n", Hierarchy{V2: true, CPU: v2, OwnV2: v2}, nil},
 		{"v2 with cpu not enabled", line(v2off, "/", "cgroup2", "rw"), "0::/\n", Hierarchy{}, ErrNoController},
 		{"no cgroup at all", "22 1 0:21 / /proc rw - proc proc rw\n", "", Hierarchy{}, ErrNoController},
 	} {
@@ -83,6 +84,24 @@ func TestDetect(t *testing.T) {
 				t.Errorf("hierarchy (-want +got):\n%s", d)
 			}
 		})
+	}
+}
+
+// TestOwn: the group a process is in, as Detect found it: v1's cpu group
+// (and cpuacct's, apart), v2's own group even where new groups go below
+// the root.
+func TestOwn(t *testing.T) {
+	for _, tc := range []struct {
+		h    Hierarchy
+		want *Group
+	}{
+		{Hierarchy{CPU: "/c/cpu/x", Acct: "/c/cpuacct/x"}, &Group{Dirs: []string{"/c/cpu/x", "/c/cpuacct/x"}}},
+		{Hierarchy{CPU: "/c/cpu,cpuacct/x"}, &Group{Dirs: []string{"/c/cpu,cpuacct/x"}}},
+		{Hierarchy{V2: true, CPU: "/c", OwnV2: "/c/user.slice"}, &Group{V2: true, Dirs: []string{"/c/user.slice"}}},
+	} {
+		if d := cmp.Diff(tc.want, tc.h.Own()); d != "" {
+			t.Errorf("%+v: Own (-want +got):\n%s", tc.h, d)
+		}
 	}
 }
 
@@ -144,6 +163,12 @@ func TestV2Files(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(dir + "/cgroup.procs"); string(b) != "0" {
 		t.Errorf("Join wrote %q, want \"0\"", b)
+	}
+	if err := g.Add(345); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dir + "/cgroup.procs"); string(b) != "345" {
+		t.Errorf("Add(345) wrote %q, want \"345\"", b)
 	}
 	s, err := ParseGroup(g.String())
 	if d := cmp.Diff(g, s); err != nil || d != "" {
@@ -225,6 +250,18 @@ func TestHostController(t *testing.T) {
 	}
 	if _, err := g.Usage(); err != nil {
 		t.Error(err)
+	}
+	// Add moves another process: /proc/PID/cgroup then names the group.
+	sleep := exec.Command("sleep", "10")
+	if err := sleep.Start(); err != nil {
+		t.Fatal(err)
+	}
+	err = g.Add(sleep.Process.Pid)
+	self, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", sleep.Process.Pid))
+	sleep.Process.Kill()
+	sleep.Wait()
+	if err != nil || !strings.Contains(string(self), "/"+filepath.Base(g.Dirs[0])+"\n") {
+		t.Errorf("Add: %v; the process's /proc/PID/cgroup:\n%s\nwant %s", err, self, filepath.Base(g.Dirs[0]))
 	}
 	if err := g.Remove(); err != nil {
 		t.Fatal(err)

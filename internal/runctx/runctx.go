@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/hwpprobe/hwpprobe/internal/emuloop"
 	"github.com/hwpprobe/hwpprobe/profile"
 	"github.com/hwpprobe/hwpprobe/recording"
 	"github.com/hwpprobe/hwpprobe/sysfs"
@@ -63,6 +64,7 @@ func Read(fsys sysfs.FS, version string) (recording.Context, []profile.Running) 
 		c.PlatformProfile, c.PlatformProfileChoices = missing, missing
 		c.PowerSupply.Missing = NotEmulated
 		c.DMI = recording.DMI{Vendor: missing, Product: missing, BIOSVersion: missing, BIOSDate: missing}
+		c.Emulator = &recording.Emulator{Variant: fact(fsys, sysfs.EmulatedVariant), Loop: loop(fsys)}
 		return c, running
 	}
 	c.PlatformProfile, c.PlatformProfileChoices = fact(fsys, PlatformProfile), fact(fsys, PlatformChoices)
@@ -70,6 +72,19 @@ func Read(fsys sysfs.FS, version string) (recording.Context, []profile.Running) 
 	c.DMI = recording.DMI{Vendor: fact(fsys, DMIDir, "sys_vendor"), Product: fact(fsys, DMIDir, "product_name"),
 		BIOSVersion: fact(fsys, DMIDir, "bios_version"), BIOSDate: fact(fsys, DMIDir, "bios_date")}
 	return c, running
+}
+
+// loop reads hwpemu's loop file (internal/emuloop): its summary, or why
+// it is missing.
+func loop(fsys sysfs.FS) recording.Fact {
+	l, ok, err := emuloop.Read(fsys)
+	switch {
+	case err != nil:
+		return recording.Fact{Missing: err.Error()}
+	case !ok:
+		return recording.Fact{Missing: "not present"}
+	}
+	return recording.Fact{Value: l.Summary()}
 }
 
 // fact reads one file: its trimmed text, or why it is missing.

@@ -178,9 +178,10 @@ func TestRead(t *testing.T) {
 	}, {
 		// Under an emulated machine the host's firmware, power supply
 		// and units are not read even where the files exist.
-		name:  "emulated",
-		files: []map[string]string{laptop, process("5", "thermald", "thermald\x00"), {sysfs.EmulatedMarker: "mtl-165u\n"}},
-		pids:  []int{5},
+		name: "emulated",
+		files: []map[string]string{laptop, process("5", "thermald", "thermald\x00"), {sysfs.EmulatedMarker: "mtl-165u\n",
+			sysfs.EmulatedVariant: "min-pins\n", sysfs.EmulatedLoop: "closed cgroup=v1:/sys/fs/cgroup/cpu/hwpemu-7 observer=v1:/sys/fs/cgroup/cpu/user.slice interval_ms=100 ref_mhz=27220 slowdown=5.488 host_cpus=2 quota_cpus=0.109\n"}},
+		pids: []int{5},
 		want: recording.Context{Hwpprobe: "v1",
 			Daemons: recording.DaemonList{UnitsMissing: "not read under an emulated machine: the host's units do not write its settings",
 				Found: []recording.DaemonState{{Name: "thermald", PID: 5, Unit: "thermald.service",
@@ -190,7 +191,20 @@ func TestRead(t *testing.T) {
 			DMI: recording.DMI{Vendor: missing(NotEmulated), Product: missing(NotEmulated), BIOSVersion: missing(NotEmulated),
 				BIOSDate: missing(NotEmulated)},
 			KernelRelease: val("6.8.0-45-generic"), KernelCmdline: val("BOOT_IMAGE=/vmlinuz-6.8.0 root=UUID=1 ro quiet intel_pstate=active"),
-			Microcode: val("0x1f")},
+			Microcode: val("0x1f"), Emulator: &recording.Emulator{Variant: val("min-pins"), Loop: val("closed, slowdown 5.488")}},
+	}, {
+		// An emulated tree without hwpemu's variant and loop files, and
+		// one with a loop file that does not parse.
+		name:  "emulated without variant",
+		files: []map[string]string{{sysfs.EmulatedMarker: "mtl-165u\n", sysfs.EmulatedLoop: "ajar\n"}},
+		want: recording.Context{Hwpprobe: "v1",
+			Daemons:         recording.DaemonList{ProcessesMissing: "not present", UnitsMissing: "not read under an emulated machine: the host's units do not write its settings"},
+			PlatformProfile: missing(NotEmulated), PlatformProfileChoices: missing(NotEmulated),
+			PowerSupply: recording.PowerSupply{Missing: NotEmulated},
+			DMI: recording.DMI{Vendor: missing(NotEmulated), Product: missing(NotEmulated), BIOSVersion: missing(NotEmulated),
+				BIOSDate: missing(NotEmulated)},
+			KernelRelease: absent, KernelCmdline: absent, Microcode: missing("not in /proc/cpuinfo; cpu0/microcode/version not present"),
+			Emulator: &recording.Emulator{Variant: absent, Loop: missing(`sys/devices/system/cpu/hwpemu_loop: "ajar" is neither closed nor open`)}},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, running := Read(sysfs.NewFS(tree(t, tc.files...)), "v1")

@@ -227,3 +227,41 @@ func TestSampledChangesEncoded(t *testing.T) {
 		t.Errorf("%d changes, %d told by the encoding (-whole +scanned):\n%s", len(want), told, diff)
 	}
 }
+
+// TestWriteHeaderEmulated: show's header says a recording is emulated
+// and, when its context holds them, hwpemu's model variant and loop; a
+// real machine's and an emulated one without hwpemu's files say so.
+func TestWriteHeaderEmulated(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		meta recording.Meta
+		want []string
+		not  []string
+	}{
+		{"real", recording.Meta{}, nil, []string{"EMULATED"}},
+		{"emulated", recording.Meta{Emulated: "mtl-165u", Context: &recording.Context{Emulator: &recording.Emulator{
+			Variant: recording.Fact{Value: "min-pins"}, Loop: recording.Fact{Value: "closed, slowdown 5.488"}}}},
+			[]string{`EMULATED: machine "mtl-165u" (hwpemu)`, "EMULATED: model variant min-pins; loop closed, slowdown 5.488\n"}, nil},
+		{"emulated without the files", recording.Meta{Emulated: "mtl-165u", Context: &recording.Context{Emulator: &recording.Emulator{
+			Variant: recording.Fact{Missing: "not present"}, Loop: recording.Fact{Missing: "not present"}}}},
+			[]string{"EMULATED: model variant missing (not present); loop missing (not present)\n"}, nil},
+		{"emulated, no context", recording.Meta{Emulated: "mtl-165u"}, []string{`EMULATED: machine "mtl-165u"`}, []string{"model variant"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			if err := WriteHeader(&b, tc.meta, nil, nil); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(b.String(), w) {
+					t.Errorf("missing %q in:\n%s", w, b.String())
+				}
+			}
+			for _, n := range tc.not {
+				if strings.Contains(b.String(), n) {
+					t.Errorf("%q in:\n%s", n, b.String())
+				}
+			}
+		})
+	}
+}

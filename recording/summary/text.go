@@ -30,6 +30,9 @@ func WriteHeader(w io.Writer, m recording.Meta, end *recording.End, problem erro
 	p.f("kernel:   %s %s, cpufreq driver %s\n", orNA(h.Kernel), h.Arch, orNA(h.Driver))
 	if m.Emulated != "" {
 		p.f("EMULATED: machine %q (hwpemu): every figure in this recording is emulated, not measured\n", m.Emulated)
+		if c := m.Context; c != nil && c.Emulator != nil {
+			p.f("EMULATED: model variant %s; loop %s\n", factText(c.Emulator.Variant), factText(c.Emulator.Loop))
+		}
 	}
 	p.f("recorded: %s by %s %s: %s\n", stamp(m.TimeNs), orNA(m.Tool), orNA(m.ToolVersion), quoteArgs(m.CommandLine))
 	switch {
@@ -250,6 +253,14 @@ func stamp(ns int64) string {
 		return "n/a"
 	}
 	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05.000 UTC")
+}
+
+// factText is a context fact's value, or "missing (why)".
+func factText(f recording.Fact) string {
+	if f.Value == "" {
+		return "missing (" + orNA(f.Missing) + ")"
+	}
+	return f.Value
 }
 
 func orNA(s string) string {

@@ -57,7 +57,7 @@ func ContextRows(c *recording.Context) []ContextRow {
 	if c == nil {
 		return []ContextRow{{"context", "not recorded (the file was written by an hwpprobe that did not record it)"}}
 	}
-	return []ContextRow{
+	rows := []ContextRow{
 		{"power daemons", Daemons(c.Daemons)},
 		{"platform profile", platformProfile(c)},
 		{"power supply", powerSupply(c.PowerSupply)},
@@ -65,8 +65,11 @@ func ContextRows(c *recording.Context) []ContextRow {
 		{"kernel", Fact(c.KernelRelease)},
 		{"kernel command line", Fact(c.KernelCmdline)},
 		{"microcode", Fact(c.Microcode)},
-		{"hwpprobe", orMissing(c.Hwpprobe)},
 	}
+	if e := c.Emulator; e != nil {
+		rows = append(rows, ContextRow{"hwpemu model variant", Fact(e.Variant)}, ContextRow{"hwpemu loop", Fact(e.Loop)})
+	}
+	return append(rows, ContextRow{"hwpprobe", orMissing(c.Hwpprobe)})
 }
 
 // Fact is a fact's value, or "missing (why)".

@@ -59,7 +59,23 @@ func TestContextBlocks(t *testing.T) {
 		PowerSupply: recording.PowerSupply{Missing: "not read: emulated machine"},
 		DMI: recording.DMI{Vendor: gone("not read: emulated machine"), Product: gone("not read: emulated machine"),
 			BIOSVersion: gone("not read: emulated machine"), BIOSDate: gone("not read: emulated machine")},
-		KernelRelease: fact("6.18"), KernelCmdline: fact("quiet"), Microcode: fact("0x1f")}
+		KernelRelease: fact("6.18"), KernelCmdline: fact("quiet"), Microcode: fact("0x1f"),
+		Emulator: &recording.Emulator{Variant: fact("min-pins"), Loop: fact("closed, slowdown 5.488")}}
+	// An emulated recording whose tree lacked the files (a hwpemu that
+	// served none).
+	oldEmu := *emulated
+	oldEmu.Emulator = &recording.Emulator{Variant: gone("not present"), Loop: gone("not present")}
+	// emulatedRows are the rows of emulated's context with hwpemu's rows.
+	emulatedRows := func(hwpemu ...ContextRow) []ContextRow {
+		rows := []ContextRow{
+			{"power daemons", "none found; systemd units not read (not read: emulated machine)"},
+			{"platform profile", "missing (not read: emulated machine)"},
+			{"power supply", "missing (not read: emulated machine)"},
+			{"firmware (DMI)", "missing (not read: emulated machine)"},
+			{"kernel", "6.18"}, {"kernel command line", "quiet"}, {"microcode", "0x1f"},
+		}
+		return append(append(rows, hwpemu...), ContextRow{"hwpprobe", "v2"})
+	}
 	notRecorded := []ContextRow{{"context", "not recorded (the file was written by an hwpprobe that did not record it)"}}
 	tests := []struct {
 		name    string
@@ -75,13 +91,10 @@ func TestContextBlocks(t *testing.T) {
 		{"a file without one", []string{"old.hwpr"}, []*recording.Context{nil}, []ContextBlock{{Rows: notRecorded}}},
 		{"one with, one without", []string{"a.hwpr", "old.hwpr"}, []*recording.Context{laptop, nil},
 			[]ContextBlock{{Source: "a.hwpr", Rows: laptopRows}, {Source: "old.hwpr", Rows: notRecorded}}},
-		{"emulated", []string{"e.hwpr"}, []*recording.Context{emulated}, []ContextBlock{{Rows: []ContextRow{
-			{"power daemons", "none found; systemd units not read (not read: emulated machine)"},
-			{"platform profile", "missing (not read: emulated machine)"},
-			{"power supply", "missing (not read: emulated machine)"},
-			{"firmware (DMI)", "missing (not read: emulated machine)"},
-			{"kernel", "6.18"}, {"kernel command line", "quiet"}, {"microcode", "0x1f"}, {"hwpprobe", "v2"},
-		}}}},
+		{"emulated", []string{"e.hwpr"}, []*recording.Context{emulated}, []ContextBlock{{Rows: emulatedRows(
+			ContextRow{"hwpemu model variant", "min-pins"}, ContextRow{"hwpemu loop", "closed, slowdown 5.488"})}}},
+		{"emulated without the files", []string{"e.hwpr"}, []*recording.Context{&oldEmu}, []ContextBlock{{Rows: emulatedRows(
+			ContextRow{"hwpemu model variant", "missing (not present)"}, ContextRow{"hwpemu loop", "missing (not present)"})}}},
 		{"no sources", nil, nil, nil},
 	}
 	for _, tt := range tests {
