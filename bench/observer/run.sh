@@ -11,8 +11,8 @@
 # (e.g. an older build, for a before/after comparison).
 #
 # 1. Time ratio. A fixed CPU-bound workload (bench/observer/load: one
-#    goroutine per CPU, each UNITS of buildlike.Burn's work, default 4000:
-#    about a second of one core) runs unobserved (A) and under
+#    goroutine per CPU, each UNITS of buildlike.Burn's work, default 3000:
+#    about 0.7 s of one core here) runs unobserved (A) and under
 #    `hwpprobe record -i INTERVAL` (B), interleaved A B B A A B ... for
 #    PAIRS pairs (default 10) after one warm-up of each, on this machine
 #    and under `hwpemu run mtl-165u` (both sides inside the same emulated
@@ -46,7 +46,7 @@
 # PARTS (default "ratio calls") picks the parts to run.
 set -eu
 PAIRS=${1:-10}
-UNITS=${2:-4000}
+UNITS=${2:-3000}
 T=$(mktemp -d /tmp/hwpprobe-observer.XXXXXX)
 trap 'rm -rf "$T"' EXIT
 # Pure-Go builds: a cgo hwpemu deadlocks in its own namespace (see the
