@@ -44,17 +44,11 @@ ROOT=$(pwd)
 # Makefile).
 CGO_ENABLED=0 go build -o "$T/hwpprobe" ./cmd/hwpprobe
 CGO_ENABLED=0 go build -o "$T/hwpemu" ./cmd/hwpemu
-# turbostat's CPUID library and its environment: on a host without CPUID
-# faulting (AMD) the library patches turbostat's CPUID instructions, whose
-# addresses cpuidenv finds; without them turbostat would see the host's
-# vendor and read no Intel register.
-SHIM_ENV=$(go run ./internal/tools/cpuidenv "$T" turbostat | tr '\n' ' ')
+. bench/emu.sh
+SHIM_ENV=$(turbostat_env "$T")
 
 # Machines: mtl-2cpu (1 P-core, 2 threads); spr-2s cut to 128 and 512 CPUs.
-sed -e 's/^name: mtl-165u/name: mtl-2cpu/' \
-    -e 's/  - {type: P, count: 2, threads: 2}/  - {type: P, count: 1, threads: 2}/' \
-    -e '/  - {type: E, count: 8, threads: 1}/d' -e '/  - {type: LPE, count: 2, threads: 1}/d' \
-    emu/machines/mtl-165u.yaml > "$T/mtl-2cpu.yaml"
+mtl_2cpu "$T/mtl-2cpu.yaml"
 sed -e 's/^name: spr-2s/name: spr-128/' -e 's/count: 56, threads: 2/count: 32, threads: 2/' \
     emu/machines/spr-2s.yaml > "$T/spr-128.yaml"
 sed -e 's/^name: spr-2s/name: spr-512/' -e 's/^packages: 2/packages: 4/' -e 's/count: 56, threads: 2/count: 64, threads: 2/' \

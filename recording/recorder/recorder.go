@@ -6,7 +6,8 @@
 // at an interval and streaming the kernel's MSR writes, and at its end
 // writes the counters, the "after" snapshot and the outcome. Records go to
 // a recording.Writer as the run goes, batched about once a second, so a
-// crash loses at most the last second.
+// crash loses at most the last second of samples (trace events, which the
+// tracer polls once a second too, at most the last two).
 //
 // When a write fails (disk full, I/O error) recording stops, the problem
 // is reported once on the Warn writer, and the command keeps running to
@@ -302,15 +303,10 @@ func loop(sk *sink, bufs *buffers, cfg Config, smp Sampler, run int, stop <-chan
 		if smp == nil || failed {
 			return
 		}
-		if err := smp.Sample(&s); err != nil {
+		if err := bufs.take(smp, &s, cfg.HWPReg); err != nil {
 			failed = true
 			sk.note(run, "sampling stopped: %v", err)
-			return
 		}
-		r := FromSampler(&s, cfg.HWPReg)
-		bufs.mu.Lock()
-		bufs.samples = append(bufs.samples, r)
-		bufs.mu.Unlock()
 	}
 	for {
 		select {
@@ -323,6 +319,19 @@ func loop(sk *sink, bufs *buffers, cfg Config, smp Sampler, run int, stop <-chan
 			return
 		}
 	}
+}
+
+// take samples smp into s and buffers the sample in its recorded form:
+// the recorder's work per sample (BenchmarkRecordSample).
+func (b *buffers) take(smp Sampler, s *sampler.Sample, hwpReg uint32) error {
+	if err := smp.Sample(s); err != nil {
+		return err
+	}
+	r := FromSampler(s, hwpReg)
+	b.mu.Lock()
+	b.samples = append(b.samples, r)
+	b.mu.Unlock()
+	return nil
 }
 
 // flush writes the buffered samples and trace events.

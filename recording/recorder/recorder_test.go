@@ -282,3 +282,25 @@ func TestExperimentOfRuns(t *testing.T) {
 		t.Errorf("sides %+v", rec.Meta.Sides)
 	}
 }
+
+// TestTraceOptions: the tracer gets the setup's filters and polls once a
+// flush, not every ebpf.DefaultPollInterval (the recorder's CPU time at
+// 10 Hz, docs/record.md "Observer cost").
+func TestTraceOptions(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		o    SetupOptions
+		want ebpf.Options
+	}{
+		{"every CPU", SetupOptions{MSRs: []uint32{0x774, 0x1b0}},
+			ebpf.Options{MSRs: []uint32{0x774, 0x1b0}, PollInterval: time.Second}},
+		{"some CPUs", SetupOptions{MSRs: []uint32{0xc00102b3}, CPUs: cpus.List{0, 4}},
+			ebpf.Options{MSRs: []uint32{0xc00102b3}, CPUs: []int{0, 4}, PollInterval: time.Second}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if diff := cmp.Diff(c.want, traceOptions(c.o)); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

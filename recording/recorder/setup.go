@@ -61,7 +61,7 @@ func OpenSetup(o SetupOptions, w *recording.Writer) *Setup {
 	if len(o.MSRs) > 0 {
 		// Under hwpemu the emulated machine's register writes come with
 		// the kernel's, labelled emulated.
-		tr, err := ebpf.OpenSources(o.Root, ebpf.Options{MSRs: o.MSRs, CPUs: o.CPUs})
+		tr, err := ebpf.OpenSources(o.Root, traceOptions(o))
 		if err != nil {
 			note("kernel MSR writes not traced: " + err.Error())
 		} else {
@@ -69,6 +69,16 @@ func OpenSetup(o SetupOptions, w *recording.Writer) *Setup {
 		}
 	}
 	return s
+}
+
+// traceOptions are the tracer's options. The events wait for the next
+// flush anyway: polling the ring buffer (and an emulated machine's write
+// log) once a flush instead of every ebpf.DefaultPollInterval takes a
+// third or more off the recorder's CPU time (docs/record.md, "Observer
+// cost"). The kernel still wakes the reader early when the ring buffer
+// fills past its wake-up level, so no event is lost to the slower poll.
+func traceOptions(o SetupOptions) ebpf.Options {
+	return ebpf.Options{MSRs: o.MSRs, CPUs: o.CPUs, PollInterval: FlushEvery}
 }
 
 // Config completes a run's configuration with the setup's sampler,
