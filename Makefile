@@ -28,7 +28,7 @@ build:
 VARIANT_LOG := $(CURDIR)/bin/host-variants.log
 test:
 	@mkdir -p bin; rm -f $(VARIANT_LOG)
-	@HWPPROBE_HOSTVARIANT_LOG=$(VARIANT_LOG) $(GO) test -count=1 -timeout 15m $(PKGS); rc=$$?; \
+	@HWPPROBE_HOSTVARIANT_LOG=$(VARIANT_LOG) $(GO) test -count=1 -timeout 25m $(PKGS); rc=$$?; \
 	echo "host variants run (internal/hostvariant, docs/testing.md):"; \
 	sort -k3,3 -k4,4 -k2,2 $(VARIANT_LOG) 2>/dev/null | sed 's/^/  /'; exit $$rc
 

@@ -3,6 +3,8 @@
 package main
 
 import (
+	"errors"
+
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/conform"
@@ -64,7 +66,7 @@ func writeVerdicts(cmd *cobra.Command, out *verdict.Files, cases []*verdict.Case
 		return err
 	}
 	if code := verdict.Exit(cases); code != verdict.ExitPass {
-		return cli.ExitCodeError{Code: code}
+		return cli.ExitCodeError{Code: code, Err: errors.New("conform: " + verdict.Summary(cases))}
 	}
 	return nil
 }

@@ -121,6 +121,38 @@ func Exit(cases []*Case) int {
 	return ExitPass
 }
 
+// Summary is the one line a command prints on stderr with Exit's status
+// when it is not 0: how many checks (leaves) failed of how many, or that
+// every one was skipped, with the reason when one skip stands for the
+// whole plan.
+func Summary(cases []*Case) string {
+	var total, failed int
+	var walk func(cs []*Case)
+	walk = func(cs []*Case) {
+		for _, c := range cs {
+			if len(c.Cases) > 0 {
+				walk(c.Cases)
+				continue
+			}
+			total++
+			if c.Outcome() == Fail {
+				failed++
+			}
+		}
+	}
+	walk(cases)
+	switch Exit(cases) {
+	case ExitFail:
+		return fmt.Sprintf("%d of %d checks failed", failed, total)
+	case ExitSkip:
+		if len(cases) == 1 && len(cases[0].Cases) == 0 && cases[0].Reason != "" {
+			return "every check skipped: " + cases[0].Reason
+		}
+		return "every check skipped"
+	}
+	return fmt.Sprintf("%d checks passed", total)
+}
+
 // ErrName is returned for a case name a writer cannot carry.
 var ErrName = errors.New("bad case name")
 

@@ -174,20 +174,25 @@ func TestJUnit(t *testing.T) {
 // pass included).
 func TestExit(t *testing.T) {
 	for _, tc := range []struct {
-		name  string
-		cases []*Case
-		want  int
+		name    string
+		cases   []*Case
+		want    int
+		summary string
 	}{
-		{"none", nil, ExitSkip},
-		{"pass", []*Case{Passf("a")}, ExitPass},
-		{"pass and skip", []*Case{Passf("a"), Skipf("b", "x")}, ExitPass},
-		{"all skipped", []*Case{Skipf("a", "x"), {Name: "p", Cases: []*Case{Skipf("b", "y")}}}, ExitSkip},
-		{"fail", []*Case{Passf("a"), Failf("b", "x")}, ExitFail},
-		{"fail nested", []*Case{{Name: "p", Cases: []*Case{Skipf("a", "x"), {Name: "q", Cases: []*Case{Failf("b", "y")}}}}}, ExitFail},
-		{"fail beside skips", []*Case{Skipf("a", "x"), Failf("b", "y")}, ExitFail},
+		{"none", nil, ExitSkip, "every check skipped"},
+		{"pass", []*Case{Passf("a")}, ExitPass, "1 checks passed"},
+		{"pass and skip", []*Case{Passf("a"), Skipf("b", "x")}, ExitPass, "2 checks passed"},
+		{"all skipped", []*Case{Skipf("a", "x"), {Name: "p", Cases: []*Case{Skipf("b", "y")}}}, ExitSkip, "every check skipped"},
+		{"the plan skipped", []*Case{Skipf("conform", "no cpufreq")}, ExitSkip, "every check skipped: no cpufreq"},
+		{"fail", []*Case{Passf("a"), Failf("b", "x")}, ExitFail, "1 of 2 checks failed"},
+		{"fail nested", []*Case{{Name: "p", Cases: []*Case{Skipf("a", "x"), {Name: "q", Cases: []*Case{Failf("b", "y")}}}}}, ExitFail, "1 of 2 checks failed"},
+		{"fail beside skips", []*Case{Skipf("a", "x"), Failf("b", "y")}, ExitFail, "1 of 2 checks failed"},
 	} {
 		if got := Exit(tc.cases); got != tc.want {
 			t.Errorf("%s: Exit %d, want %d", tc.name, got, tc.want)
+		}
+		if got := Summary(tc.cases); got != tc.summary {
+			t.Errorf("%s: Summary %q, want %q", tc.name, got, tc.summary)
 		}
 	}
 }
