@@ -37,6 +37,9 @@ type Config struct {
 	Options profile.Options
 	// IgnoreDaemons runs although a power daemon runs.
 	IgnoreDaemons bool
+	// Exe is the hwpprobe binary whose `workload burn` is the fixed load
+	// (os.Executable() of the running hwpprobe).
+	Exe string
 	// Warmup is how long the load runs before it is measured, Half each
 	// of the two halves it is measured over (their difference is the
 	// noise); zero: DefaultWarmup, DefaultHalf.

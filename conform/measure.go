@@ -7,8 +7,8 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
+	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
@@ -16,6 +16,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/sampler"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/source"
+	"github.com/hwpprobe/hwpprobe/workload"
 )
 
 // measured is one core type's delivery under the load.
@@ -47,7 +48,13 @@ func measure(cfg Config, set *source.Set, tr *trace, s *snapshot.Snapshot) (map[
 	// real machine; under an emulated machine, which is busy as its host
 	// is, no more threads than the host runs (more would starve its FUSE
 	// server).
-	halt := spin(min(len(typeOf), runtime.NumCPU()))
+	halt, err := spin(cfg.Exe, min(len(typeOf), runtime.NumCPU()))
+	if err != nil {
+		end = monotonic()
+		close(stop)
+		<-writes
+		return nil, nil, fmt.Errorf("start the load: %w", err)
+	}
 	time.Sleep(cfg.Warmup)
 	smp, err := sampler.New(set)
 	if err != nil {
@@ -141,36 +148,34 @@ func (s *sum) busyPct() float64 {
 	return 100 * s.mperf / s.tsc
 }
 
-// spin starts n threads that keep a CPU each busy (the scheduler spreads
-// them over the CPUs; under hwpemu's closed loop each runnable thread is
-// one busy emulated CPU) and returns the function that stops them and
-// gives back GOMAXPROCS.
-func spin(n int) (halt func()) {
-	prev := runtime.GOMAXPROCS(0)
-	runtime.GOMAXPROCS(max(prev, n+1))
-	var stop atomic.Bool
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			runtime.LockOSThread()
-			defer runtime.UnlockOSThread()
-			x := uint64(1)
-			for !stop.Load() {
-				for range 10000 {
-					x = x*6364136223846793005 + 1442695040888963407
-				}
-			}
-			sink.Store(x)
-		}()
-	}
-	return func() {
-		stop.Store(true)
-		wg.Wait()
-		runtime.GOMAXPROCS(prev)
-	}
-}
+// spinUnits is the work each load process is given: far more than a
+// check lasts (a unit is about half a millisecond of one core); halt ends
+// them.
+const spinUnits = 1 << 40
 
-// sink keeps the spinning loop's result alive.
-var sink atomic.Uint64
+// spin starts n processes that keep a CPU each busy, `exe workload burn`
+// (hwpprobe's own built-in workload step), through package workload as
+// diff starts its workload: under hwpemu's closed loop they join the
+// loop's group (workload.SetGroup), so each is one busy emulated CPU,
+// while hwpprobe observes from outside it (internal/emuloop). It returns
+// the function that kills and reaps them.
+func spin(exe string, n int) (halt func(), err error) {
+	var procs []*workload.Process
+	halt = func() {
+		for _, p := range procs {
+			p.Signal(syscall.SIGKILL)
+		}
+		for _, p := range procs {
+			p.Wait(nil)
+		}
+	}
+	for range n {
+		p, err := workload.Start(workload.Spec{Argv: []string{exe, "workload", "burn", strconv.Itoa(spinUnits)}}, nil)
+		if err != nil {
+			halt()
+			return nil, err
+		}
+		procs = append(procs, p)
+	}
+	return halt, nil
+}

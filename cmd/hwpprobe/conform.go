@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -44,6 +45,9 @@ no MSR access), 2 bad input. See docs/conform.md.`,
 			defer out.Abort()
 			src, done := readSources()
 			defer done()
+			if cfg.Exe, err = os.Executable(); err != nil {
+				return err
+			}
 			cfg.Profiles, cfg.Sources, cfg.Options = args, src, profile.Options{FS: src.FS}
 			cases, err := conform.Run(cfg)
 			if err != nil {
