@@ -272,7 +272,10 @@ func num(t *testing.T, kv map[string]string, k string) uint64 {
 }
 
 // TestCountersAdvance reads APERF, MPERF and the package energy counter
-// twice, 0.3 s apart, in one session: each must have advanced.
+// twice, 0.3 s apart, in one session: each must have advanced. Two busy
+// processes run in between, which the closed loop (the default) places on
+// CPUs 0 and 1 (docs/emulator.md, Placement): an idle CPU counts no
+// cycles, as a real one in a C-state does not.
 func TestCountersAdvance(t *testing.T) {
 	tests := []struct {
 		machine string
@@ -287,7 +290,8 @@ func TestCountersAdvance(t *testing.T) {
 			read := func(sfx string) string {
 				return msrScript("aperf"+sfx, 1, msrAPERF) + msrScript("mperf"+sfx, 1, msrMPERF) + msrScript("energy"+sfx, 0, tt.energy)
 			}
-			kv := keyValues(inMachine(t, tt.machine, read("0")+"sleep 0.3\n"+read("1")))
+			busy := "(while :; do :; done) & b1=$!\n(while :; do :; done) & b2=$!\nsleep 0.3\n"
+			kv := keyValues(inMachine(t, tt.machine, read("0")+busy+read("1")+"kill $b1 $b2\n"))
 			for _, c := range []string{"aperf", "mperf", "energy"} {
 				if a, b := num(t, kv, c+"0"), num(t, kv, c+"1"); b <= a {
 					t.Errorf("%s did not advance: %d then %d", c, a, b)
