@@ -10,7 +10,6 @@
 package conform
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/internal/verdict"
 	"github.com/hwpprobe/hwpprobe/profile"
@@ -95,23 +95,12 @@ func Run(cfg Config) (cases []*verdict.Case, err error) {
 	defer tr.close()
 
 	sigs := make(chan os.Signal, 4)
-	defer sigquit.Notify(sigs, profile.Caught...)()
+	defer sigquit.Notify(sigs, cli.StopSignals...)()
 	sw, err := profile.Begin(cfg.Options, "conform: "+names(ps))
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			sw.Restore()
-			panic(r)
-		}
-		res, rerr := sw.Restore()
-		if rerr != nil {
-			err = errors.Join(err, rerr)
-		} else if len(res.Failed) > 0 {
-			err = errors.Join(err, errors.Join(res.Failed...))
-		}
-	}()
+	defer sw.RestoreOnReturn(&err)
 	var results []*result
 	for _, p := range ps {
 		if sig := profile.Pending(sigs); sig != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/runctx"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/perfcount"
@@ -118,18 +119,13 @@ func Run(cfg Config) (*Outcome, error) {
 		}
 	}
 	sigs := make(chan os.Signal, 4)
-	defer sigquit.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)()
+	defer sigquit.Notify(sigs, cli.StopSignals...)()
 	sw, err := profile.Begin(profile.Options{FS: cfg.FS, JournalDir: cfg.JournalDir}, profiles[0].Text)
 	if err != nil {
 		return nil, err
 	}
 	out := &Outcome{}
-	defer func() {
-		if r := recover(); r != nil {
-			sw.Restore()
-			panic(r)
-		}
-	}()
+	defer sw.RestoreOnPanic()
 	prog := newProgress(cfg.Progress, planned(cfg), cfg.Auto, fixedCooldown(cfg))
 	report := cfg.Progress
 	cfg.Progress, cfg.Stdout, cfg.Stderr = prog, prog.output(cfg.Stdout), prog.output(cfg.Stderr)

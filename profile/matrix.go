@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/internal/verdict"
 	"github.com/hwpprobe/hwpprobe/snapshot"
@@ -46,23 +47,12 @@ func Matrix(o MatrixOptions) (out []*Verification, err error) {
 		return nil, err
 	}
 	sigs := make(chan os.Signal, 4)
-	defer sigquit.Notify(sigs, Caught...)()
+	defer sigquit.Notify(sigs, cli.StopSignals...)()
 	sw, err := Begin(o.Options, "matrix: "+strings.Join(o.Profiles, " "))
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			sw.Restore()
-			panic(r)
-		}
-		res, rerr := sw.Restore()
-		if rerr != nil {
-			err = errors.Join(err, rerr)
-		} else if len(res.Failed) > 0 {
-			err = errors.Join(err, errors.Join(res.Failed...))
-		}
-	}()
+	defer sw.RestoreOnReturn(&err)
 	for _, p := range ps {
 		if sig := Pending(sigs); sig != nil {
 			return out, fmt.Errorf("interrupted by %v", sig)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 	"github.com/hwpprobe/hwpprobe/snapshot"
 	"github.com/hwpprobe/hwpprobe/workload"
@@ -33,10 +34,6 @@ type RunOptions struct {
 	Stderr        io.Writer
 }
 
-// Caught are the signals after which the settings are restored (apply,
-// matrix, conform).
-var Caught = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
-
 // Run applies a profile: it parses and plans it, refuses what the machine
 // or the kernel would refuse and running power daemons (all before any
 // write), journals the settings, writes the profile, verifies it, and
@@ -53,17 +50,12 @@ func Run(o RunOptions) (code int, err error) {
 		return 0, dryRun(o, m, p)
 	}
 	sigs := make(chan os.Signal, 4)
-	defer sigquit.Notify(sigs, Caught...)()
+	defer sigquit.Notify(sigs, cli.StopSignals...)()
 	sw, err := Begin(o.Options, p.Text)
 	if err != nil {
 		return 0, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			sw.Restore()
-			panic(r)
-		}
-	}()
+	defer sw.RestoreOnPanic()
 	if _, err := sw.Apply(p); err != nil {
 		return 0, restoreAfter(o, sw, err)
 	}

@@ -225,6 +225,33 @@ func (s *Switcher) Release() error {
 	return err
 }
 
+// RestoreOnReturn is deferred by a run that changes settings
+// (defer sw.RestoreOnReturn(&err)): when the run returns it restores
+// them and joins a failed restore, or the settings that did not come
+// back, into *err; on a panic it restores them and lets the panic go on.
+func (s *Switcher) RestoreOnReturn(err *error) {
+	if r := recover(); r != nil {
+		s.Restore()
+		panic(r)
+	}
+	res, rerr := s.Restore()
+	switch {
+	case rerr != nil:
+		*err = errors.Join(*err, rerr)
+	case len(res.Failed) > 0:
+		*err = errors.Join(*err, errors.Join(res.Failed...))
+	}
+}
+
+// RestoreOnPanic is deferred by a run that restores the settings itself
+// on its way out: on a panic it restores them and lets the panic go on.
+func (s *Switcher) RestoreOnPanic() {
+	if r := recover(); r != nil {
+		s.Restore()
+		panic(r)
+	}
+}
+
 // Restore brings back every setting of the journal, reads them back, and
 // removes the journal when all returned. It is safe to call more than once.
 func (s *Switcher) Restore() (*RestoreResult, error) {

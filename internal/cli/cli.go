@@ -9,7 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -76,6 +78,13 @@ func Status(err error, prog string, stderr io.Writer) int {
 	}
 	return ExitError
 }
+
+// StopSignals end a command as Ctrl-C does: SIGINT, SIGTERM, SIGHUP (the
+// terminal went away) and SIGQUIT (Ctrl-\, which would otherwise dump
+// every goroutine's stack). An unbounded command (watch, trace) stops;
+// one that changed settings (apply, matrix, conform, diff) restores them
+// first.
+var StopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // cobraUsage recognises cobra's own errors, which it does not type: an
 // unknown command, flag or shorthand, a flag without its argument or

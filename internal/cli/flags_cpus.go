@@ -4,8 +4,6 @@ package cli
 
 import (
 	"errors"
-	"os"
-	"syscall"
 
 	"github.com/spf13/pflag"
 
@@ -15,11 +13,6 @@ import (
 // ErrEmptyCPUList is the error for -C with an empty or blank list: it
 // would otherwise read as "no -C", every CPU.
 var ErrEmptyCPUList = errors.New("empty CPU list (leave out -C for every CPU)")
-
-// StopSignals end an unbounded command (watch, trace) as Ctrl-C does:
-// SIGINT, SIGTERM, SIGHUP (the terminal went away) and SIGQUIT (Ctrl-\,
-// which would otherwise dump every goroutine's stack).
-var StopSignals = []os.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
 
 // CPUListVar defines -C/--cpus, a CPU list in perf syntax stored in p as
 // given; the list is checked when the flag is parsed, so an empty value
