@@ -62,6 +62,25 @@ func powercapID(id string) (iface, parent string, ok bool) {
 	return "", "", false
 }
 
+// powercapClass is the powercap class directory below the root.
+const powercapClass = "sys/class/powercap"
+
+// powercapEntries lists the RAPL zone directories of the powercap class
+// (powercapID), in directory order; no class directory gives none.
+func (f FS) powercapEntries() ([]os.DirEntry, error) {
+	entries, err := os.ReadDir(f.Path(powercapClass))
+	if IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return slices.DeleteFunc(entries, func(e os.DirEntry) bool {
+		_, _, ok := powercapID(e.Name())
+		return !ok
+	}), nil
+}
+
 // EnergyZone is a RAPL zone with an energy counter, top-level or
 // sub-zone, of the MSR interface (the MMIO interface's package zone
 // counts the same energy again).
@@ -78,30 +97,26 @@ type EnergyZone struct {
 // files cannot be read is left out. No powercap directory gives an empty
 // list.
 func (f FS) EnergyZones() ([]EnergyZone, error) {
-	const class = "sys/class/powercap"
-	entries, err := os.ReadDir(f.Path(class))
-	if IsNotExist(err) {
-		return nil, nil
-	}
+	entries, err := f.powercapEntries()
 	if err != nil {
 		return nil, err
 	}
 	var zones []EnergyZone
 	for _, e := range entries {
-		iface, parent, ok := powercapID(e.Name())
-		if !ok || iface != "intel-rapl" {
+		iface, parent, _ := powercapID(e.Name())
+		if iface != "intel-rapl" {
 			continue
 		}
-		z := EnergyZone{ID: e.Name(), EnergyUJ: f.Path(class, e.Name(), "energy_uj")}
-		if z.Name, err = f.ReadString(class, e.Name(), "name"); err != nil {
+		z := EnergyZone{ID: e.Name(), EnergyUJ: f.Path(powercapClass, e.Name(), "energy_uj")}
+		if z.Name, err = f.ReadString(powercapClass, e.Name(), "name"); err != nil {
 			continue
 		}
 		if parent != "" {
-			if z.ParentName, err = f.ReadString(class, parent, "name"); err != nil {
+			if z.ParentName, err = f.ReadString(powercapClass, parent, "name"); err != nil {
 				continue
 			}
 		}
-		mx, err := f.ReadString(class, e.Name(), "max_energy_range_uj")
+		mx, err := f.ReadString(powercapClass, e.Name(), "max_energy_range_uj")
 		if err != nil {
 			continue
 		}
@@ -121,11 +136,7 @@ const maxConstraints = 8
 // intel-rapl:0:0, "core", are left out), sorted by directory name. No
 // powercap directory gives an empty list.
 func (f FS) PowercapZones() ([]PowercapZone, error) {
-	const class = "sys/class/powercap"
-	entries, err := os.ReadDir(f.Path(class))
-	if IsNotExist(err) {
-		return nil, nil
-	}
+	entries, err := f.powercapEntries()
 	if err != nil {
 		return nil, err
 	}
@@ -133,10 +144,10 @@ func (f FS) PowercapZones() ([]PowercapZone, error) {
 	var errs []error
 	for _, e := range entries {
 		id := e.Name()
-		if _, parent, ok := powercapID(id); !ok || parent != "" {
+		if _, parent, _ := powercapID(id); parent != "" {
 			continue
 		}
-		r := optReader{fs: f, dir: class + "/" + id}
+		r := optReader{fs: f, dir: powercapClass + "/" + id}
 		z := PowercapZone{ID: id, Enabled: r.int("enabled")}
 		if s := r.str("name"); s != nil {
 			z.Name = *s
