@@ -4,9 +4,9 @@ package analysis
 
 // perfUnitsKHz are the frequencies one HWP performance level stands for
 // under intel_pstate, in kHz: 100 MHz, or on a hybrid part's P-cores the
-// driver's scaling factor (its cpu->pstate.scaling: 78741 kHz on Alder
-// and Raptor Lake, 80000 on Meteor Lake, as mtl-165u's perf_khz in
-// docs/emulator.md, 86957 on Lunar Lake).
+// driver's scaling factor, 80000 on Meteor Lake (as mtl-165u's perf_khz),
+// 78741 on Alder and Raptor Lake, 86957 on Lunar Lake
+// (docs/kernel-facts.md section 2, the driver's HYBRID_SCALING_FACTOR_*).
 var perfUnitsKHz = []int64{100000, 80000, 78741, 86957}
 
 // LevelKHz returns the kHz one HWP performance level stands for on a CPU
