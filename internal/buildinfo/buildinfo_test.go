@@ -86,7 +86,7 @@ func main() { fmt.Print(buildinfo.Read(version).String("show")) }
 func TestAgainstGoVersion(t *testing.T) {
 	for _, tool := range []string{"go", "git"} {
 		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s not on PATH", tool)
+			t.Fatalf("%s not on PATH (CI installs both): %v", tool, err)
 		}
 	}
 	repo, err := filepath.Abs("../..")
