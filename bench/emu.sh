@@ -4,13 +4,13 @@
 # bench/observer/run.sh): sourced, from the repository root.
 
 # mtl_2cpu OUT: writes mtl-2cpu, a one-P-core (2 threads) cut of
-# emu/machines/mtl-165u.yaml. turbostat migrates itself to each CPU it
+# internal/emu/machines/mtl-165u.yaml. turbostat migrates itself to each CPU it
 # reads, so it runs only on an emulated machine no larger than this VM.
 mtl_2cpu() {
 	sed -e 's/^name: mtl-165u/name: mtl-2cpu/' \
 	    -e 's/  - {type: P, count: 2, threads: 2}/  - {type: P, count: 1, threads: 2}/' \
 	    -e '/  - {type: E, count: 8, threads: 1}/d' -e '/  - {type: LPE, count: 2, threads: 1}/d' \
-	    emu/machines/mtl-165u.yaml > "$1"
+	    internal/emu/machines/mtl-165u.yaml > "$1"
 }
 
 # turbostat_env DIR: prints the environment under which turbostat runs

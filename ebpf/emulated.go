@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
 
 // ErrNotEmulated: the root holds no emulated machine's write log

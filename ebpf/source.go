@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
 
 // Source streams register writes: the eBPF Tracer (the kernel's writes,

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/hwpprobe/hwpprobe/internal/cpudev"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpudev"
 )
 
 // Sentinel errors. Errors returned by this package wrap one of them, so

@@ -12,7 +12,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/hwpprobe/hwpprobe/cpuid"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
 )
 
 func TestDevMissingDriver(t *testing.T) {

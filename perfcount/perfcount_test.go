@@ -13,9 +13,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
-	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
 
 // writeTree creates files under a temporary root.

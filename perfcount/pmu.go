@@ -30,7 +30,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
 )
 
 // Sentinel errors; errors from this package wrap one of them.

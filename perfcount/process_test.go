@@ -8,8 +8,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
 	"github.com/hwpprobe/hwpprobe/perfcount"
-	"github.com/hwpprobe/hwpprobe/workload"
 )
 
 // runCounted runs argv stopped at exec, opens the process counters on it,

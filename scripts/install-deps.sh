@@ -8,7 +8,7 @@
 # binutils (objdump: the CPUID library's sites are checked against it),
 # chromium (hwpprobe report's pages are opened in headless Chromium),
 # bpftool, bpftrace and linux-perf (benchmarks), node and npm (the tests of
-# recording/export read Parquet files with DuckDB from the npm registry),
+# internal/files/recording/export read Parquet files with DuckDB from the npm registry),
 # man-db, systemd, bash-completion and rpm (make package-test installs the
 # .deb in a throwaway root, renders its man pages, completes through its
 # completion script, verifies its unit and lists the .rpm), linux-source

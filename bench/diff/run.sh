@@ -20,7 +20,7 @@
 #            flips disturb every run, hence --keep-disturbed)
 #   zstd     gen -inflate FILE, once per file: the zstd payloads alone
 #
-# then diff's time as a multiple of scan's. go test -bench Diff ./analysis/
+# then diff's time as a multiple of scan's. go test -bench Diff ./internal/analysis/
 # gives the same comparison per sample for 60-second files.
 set -eu
 CPUS=${1:-512}

@@ -10,7 +10,7 @@
 #
 # For mtl-165u (14 CPUs), spr-2s (224 CPUs) and spr-512 (512 CPUs: spr-2s
 # with 128 instead of 56 cores per socket, generated here from
-# emu/machines/spr-2s.yaml), inside one `hwpemu run` per machine,
+# internal/emu/machines/spr-2s.yaml), inside one `hwpemu run` per machine,
 # both exporters start, get 3 warm-up scrapes, then SCRAPES (default 50)
 # sequential scrapes each, 50 ms apart; hwpprobe runs with
 # --min-interval 10ms so that every scrape refreshes its figures. From the

@@ -3,8 +3,8 @@
 # Sampler cost against turbostat on the same emulated machines (issue #4
 # part 6). Needs root, hwpemu's FUSE emulation, strace, perf, cc and the
 # kernel's turbostat (linux-cpupower), which runs with the project's cpuid
-# shim as in emu/tools_test.go (docs/hwpemu.md, "The kernel's tools"):
-# emu/cpuidshim answers CPUID from the emulated /dev/cpu/0/cpuid and lets
+# shim as in internal/emu/tools_test.go (docs/hwpemu.md, "The kernel's tools"):
+# internal/emu/cpuidshim answers CPUID from the emulated /dev/cpu/0/cpuid and lets
 # setrlimit(RLIMIT_NOFILE) settle for the hard limit. Run from the
 # repository root:
 #
@@ -25,7 +25,7 @@
 #
 # turbostat migrates itself to each CPU it reads, so it runs only on an
 # emulated machine no larger than this VM (2 CPUs), where those
-# sched_setaffinity calls are real and counted (emu/tools_test.go's
+# sched_setaffinity calls are real and counted (internal/emu/tools_test.go's
 # affinity shim, which turns them into no-ops, is not loaded): mtl-2cpu,
 # a one-P-core cut of mtl-165u generated below. hwpprobe also runs on
 # mtl-165u (14 CPUs) and on spr-2s variants with 128 and 512 CPUs.
@@ -50,9 +50,9 @@ SHIM_ENV=$(turbostat_env "$T")
 # Machines: mtl-2cpu (1 P-core, 2 threads); spr-2s cut to 128 and 512 CPUs.
 mtl_2cpu "$T/mtl-2cpu.yaml"
 sed -e 's/^name: spr-2s/name: spr-128/' -e 's/count: 56, threads: 2/count: 32, threads: 2/' \
-    emu/machines/spr-2s.yaml > "$T/spr-128.yaml"
+    internal/emu/machines/spr-2s.yaml > "$T/spr-128.yaml"
 sed -e 's/^name: spr-2s/name: spr-512/' -e 's/^packages: 2/packages: 4/' -e 's/count: 56, threads: 2/count: 64, threads: 2/' \
-    emu/machines/spr-2s.yaml > "$T/spr-512.yaml"
+    internal/emu/machines/spr-2s.yaml > "$T/spr-512.yaml"
 
 # Same columns for both tools (turbostat's names; hwpprobe adds the HWP
 # request and EPB, which turbostat cannot show).

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
-# Cost of building a timeline (package analysis/timeline, issue #14). Run
+# Cost of building a timeline (package internal/analysis/timeline, issue #14). Run
 # from the repository root:
 #
 #	bench/timeline/run.sh [CPUS [SECONDS]]

@@ -47,7 +47,7 @@ func TestQuitEarly(t *testing.T) {
 // descTiny is a small valid description (emu's testdata/tiny.yaml); the
 // cases below change it.
 var descTiny = func() string {
-	b, err := os.ReadFile("../../emu/testdata/tiny.yaml")
+	b, err := os.ReadFile("../../internal/emu/testdata/tiny.yaml")
 	if err != nil {
 		panic(err)
 	}

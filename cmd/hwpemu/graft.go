@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/hwpprobe/hwpprobe/emu/fusefs"
-	"github.com/hwpprobe/hwpprobe/internal/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cgroup"
 )
 
 func newGraftCmd() *cobra.Command {

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/internal/emu"
 )
 
 // The unchanged hwpprobe binary, run under `hwpemu run`, must read every

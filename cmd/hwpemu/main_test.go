@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/internal/procstat"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/procstat"
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
 )
 

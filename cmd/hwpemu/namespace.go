@@ -16,14 +16,14 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/hwpprobe/hwpprobe/emu"
-	"github.com/hwpprobe/hwpprobe/emu/closedloop"
-	"github.com/hwpprobe/hwpprobe/emu/fusefs"
-	"github.com/hwpprobe/hwpprobe/internal/cgroup"
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/procstat"
+	"github.com/hwpprobe/hwpprobe/internal/emu"
+	"github.com/hwpprobe/hwpprobe/internal/emu/closedloop"
+	"github.com/hwpprobe/hwpprobe/internal/emu/fusefs"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cgroup"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/procstat"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
-	"github.com/hwpprobe/hwpprobe/workload"
 )
 
 // nsFlags are what `hwpemu run` tells the server about itself.

@@ -15,12 +15,12 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
-	"github.com/hwpprobe/hwpprobe/emu"
-	"github.com/hwpprobe/hwpprobe/internal/cgroup"
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
+	"github.com/hwpprobe/hwpprobe/internal/emu"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
-	"github.com/hwpprobe/hwpprobe/workload"
 )
 
 // `hwpemu run` is three processes, so that no process both serves the

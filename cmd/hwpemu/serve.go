@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
+	"github.com/hwpprobe/hwpprobe/internal/emu/fusefs"
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 )
 

@@ -8,15 +8,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/cpuid"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
 	"github.com/hwpprobe/hwpprobe/msr"
-	"github.com/hwpprobe/hwpprobe/profile"
-	"github.com/hwpprobe/hwpprobe/snapshot"
-	"github.com/hwpprobe/hwpprobe/sysfs"
-	"github.com/hwpprobe/hwpprobe/workload"
 )
 
 func init() { subcommands = append(subcommands, newApplyCmd, newRestoreCmd) }

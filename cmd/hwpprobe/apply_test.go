@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 	"github.com/hwpprobe/hwpprobe/internal/sysdump"
-	"github.com/hwpprobe/hwpprobe/profile"
 )
 
 // dumpEnv makes the test binary, run inside an emulated machine's mount

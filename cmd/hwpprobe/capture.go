@@ -11,10 +11,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/capture"
-	"github.com/hwpprobe/hwpprobe/emu"
-	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/emu"
+	"github.com/hwpprobe/hwpprobe/internal/files/atomicfile"
+	"github.com/hwpprobe/hwpprobe/internal/machine/capture"
 )
 
 func init() { subcommands = append(subcommands, newCaptureCmd) }

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hwpprobe/hwpprobe/emu"
+	"github.com/hwpprobe/hwpprobe/internal/emu"
 )
 
 // Bad output paths: one line, the right status, nothing created or

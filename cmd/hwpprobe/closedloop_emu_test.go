@@ -15,9 +15,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/profile"
-	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/summary"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording/summary"
 )
 
 // TestObserverOutsideClosedLoop: under hwpemu run's closed loop (the

@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/internal/kernelsrc"
-	"github.com/hwpprobe/hwpprobe/internal/verdict"
+	"github.com/hwpprobe/hwpprobe/internal/reports/verdict"
 )
 
 // kunitDir is the kernel's KTAP parser's directory (tools/testing/kunit,

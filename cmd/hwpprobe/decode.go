@@ -9,7 +9,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/regs"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 )
 
 func init() { subcommands = append(subcommands, newDecodeCmd) }

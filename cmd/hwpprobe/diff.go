@@ -13,18 +13,18 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/hwpprobe/hwpprobe/analysis"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
-	"github.com/hwpprobe/hwpprobe/experiment"
+	"github.com/hwpprobe/hwpprobe/internal/actions/experiment"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload/buildlike"
+	"github.com/hwpprobe/hwpprobe/internal/analysis"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/iocheck"
-	"github.com/hwpprobe/hwpprobe/internal/verdict"
-	"github.com/hwpprobe/hwpprobe/profile"
-	"github.com/hwpprobe/hwpprobe/report"
-	"github.com/hwpprobe/hwpprobe/sysfs"
-	"github.com/hwpprobe/hwpprobe/workload"
-	"github.com/hwpprobe/hwpprobe/workload/buildlike"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/reports/report"
+	"github.com/hwpprobe/hwpprobe/internal/reports/verdict"
 )
 
 func init() { subcommands = append(subcommands, newDiffCmd) }

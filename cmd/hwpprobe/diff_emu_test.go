@@ -16,9 +16,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
+	"github.com/hwpprobe/hwpprobe/internal/reports/report"
 	"github.com/hwpprobe/hwpprobe/internal/termscreen"
-	"github.com/hwpprobe/hwpprobe/profile"
-	"github.com/hwpprobe/hwpprobe/report"
 )
 
 // settingsScript prints every setting diff may change, so that a script

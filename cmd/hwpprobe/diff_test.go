@@ -12,8 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 	"github.com/hwpprobe/hwpprobe/internal/testexp"
-	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 // recordedInputs writes the inputs the file commands read into dir: a

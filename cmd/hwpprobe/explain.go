@@ -10,11 +10,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/analysis"
-	"github.com/hwpprobe/hwpprobe/experiment"
+	"github.com/hwpprobe/hwpprobe/internal/actions/experiment"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
+	"github.com/hwpprobe/hwpprobe/internal/analysis"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/profile"
 )
 
 func init() { subcommands = append(subcommands, newExplainCmd) }

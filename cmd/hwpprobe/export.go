@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/internal/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/iocheck"
-	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/export"
+	"github.com/hwpprobe/hwpprobe/internal/files/atomicfile"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording/export"
 )
 
 func init() { subcommands = append(subcommands, newExportCmd) }

@@ -10,11 +10,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
-	"github.com/hwpprobe/hwpprobe/exporter"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/iocheck"
-	"github.com/hwpprobe/hwpprobe/regs"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
+	"github.com/hwpprobe/hwpprobe/internal/reports/exporter"
 )
 
 func init() { subcommands = append(subcommands, newExporterCmd) }

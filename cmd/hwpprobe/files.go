@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 )
 
 // checkFiles refuses what iocheck.Check refuses, with one line naming the

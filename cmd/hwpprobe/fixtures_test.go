@@ -22,8 +22,8 @@ import (
 // that wrote format 1.0 and 2.x, next to what its show and export (and
 // diff, for an experiment) printed for them.
 const (
-	v1Fixtures = "../../recording/testdata/v1"
-	v2Fixtures = "../../recording/testdata/v2"
+	v1Fixtures = "../../internal/files/recording/testdata/v1"
+	v2Fixtures = "../../internal/files/recording/testdata/v2"
 )
 
 // TestFixtures: show and export (and diff) print byte for byte what the

@@ -14,12 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/emu"
-	"github.com/hwpprobe/hwpprobe/emu/vfs"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/emu"
+	"github.com/hwpprobe/hwpprobe/internal/emu/vfs"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 	"github.com/hwpprobe/hwpprobe/internal/testbin"
 	"github.com/hwpprobe/hwpprobe/internal/tooltable"
-	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 // The throttled run of TestThrottledToolsAgree: mtl-165u, every CPU busy,
@@ -130,7 +130,7 @@ func TestThrottledToolsAgree(t *testing.T) {
 	}
 	dir := t.TempDir()
 	aff := filepath.Join(dir, "affinity.so")
-	if out, err := exec.Command("cc", "-shared", "-fPIC", "-O2", "-o", aff, "../../emu/testdata/affinity.c").CombinedOutput(); err != nil {
+	if out, err := exec.Command("cc", "-shared", "-fPIC", "-O2", "-o", aff, "../../internal/emu/testdata/affinity.c").CombinedOutput(); err != nil {
 		t.Fatalf("cc: %v\n%s", err, out)
 	}
 	model := throttleModel(t)

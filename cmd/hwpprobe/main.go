@@ -13,11 +13,11 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/emuloop"
-	"github.com/hwpprobe/hwpprobe/profile"
-	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/emu/loop"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; init

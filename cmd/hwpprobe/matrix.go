@@ -10,12 +10,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/iocheck"
-	"github.com/hwpprobe/hwpprobe/internal/verdict"
-	"github.com/hwpprobe/hwpprobe/profile"
-	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/reports/verdict"
 )
 
 func init() { subcommands = append(subcommands, newMatrixCmd, newProfilesCmd) }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/matrix golden files")

@@ -11,10 +11,10 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/iocheck"
-	"github.com/hwpprobe/hwpprobe/recording/recorder"
-	"github.com/hwpprobe/hwpprobe/workload"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording/recorder"
 )
 
 func init() { subcommands = append(subcommands, newRecordCmd) }

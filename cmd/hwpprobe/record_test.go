@@ -16,8 +16,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
-	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 // readRec reads a recording the test expects to exist.

@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/internal/analysis"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/iocheck"
-	"github.com/hwpprobe/hwpprobe/report"
-	"github.com/hwpprobe/hwpprobe/report/png"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
+	"github.com/hwpprobe/hwpprobe/internal/reports/report"
+	"github.com/hwpprobe/hwpprobe/internal/reports/report/png"
 )
 
 func init() { subcommands = append(subcommands, newReportCmd) }

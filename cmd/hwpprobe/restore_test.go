@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 )
 
 // TestRestoreBrokenJournal: restore with a journal it cannot read prints

@@ -4,12 +4,12 @@ package main
 
 import (
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
+	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
+	"github.com/hwpprobe/hwpprobe/internal/reports/report"
+	"github.com/hwpprobe/hwpprobe/internal/reports/verdict"
 	"github.com/hwpprobe/hwpprobe/internal/schema"
-	"github.com/hwpprobe/hwpprobe/internal/verdict"
-	"github.com/hwpprobe/hwpprobe/profile"
-	"github.com/hwpprobe/hwpprobe/regs"
-	"github.com/hwpprobe/hwpprobe/report"
-	"github.com/hwpprobe/hwpprobe/snapshot"
 )
 
 // jsonOutput is one JSON document hwpprobe prints, its schema's name and

@@ -13,8 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/hwpprobe/hwpprobe/internal/reports/report"
 	"github.com/hwpprobe/hwpprobe/internal/schema"
-	"github.com/hwpprobe/hwpprobe/report"
 )
 
 var updateSchemas = flag.Bool("update-schemas", false, "rewrite docs/schemas/ from the Go types")

@@ -9,11 +9,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/cpuid"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
 	"github.com/hwpprobe/hwpprobe/msr"
-	"github.com/hwpprobe/hwpprobe/snapshot"
-	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 func init() { subcommands = append(subcommands, newSnapshotCmd) }

@@ -5,9 +5,9 @@ package main
 import (
 	"fmt"
 
-	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
 
 // selectCPUs resolves a -C argument against the CPUs of the system at

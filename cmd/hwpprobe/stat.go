@@ -7,9 +7,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/analysis"
+	"github.com/hwpprobe/hwpprobe/internal/analysis"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/report"
+	"github.com/hwpprobe/hwpprobe/internal/reports/report"
 )
 
 func init() { subcommands = append(subcommands, newStatCmd) }

@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hwpprobe/hwpprobe/report"
+	"github.com/hwpprobe/hwpprobe/internal/reports/report"
 )
 
 // writeStatFiles writes name -> content into dir and returns the paths

@@ -12,15 +12,15 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/cpus"
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/regs"
-	"github.com/hwpprobe/hwpprobe/sysfs"
-	"github.com/hwpprobe/hwpprobe/tracerun"
-	"github.com/hwpprobe/hwpprobe/workload"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
+	"github.com/hwpprobe/hwpprobe/internal/sampling/tracerun"
 )
 
 func init() { subcommands = append(subcommands, newTraceCmd) }

@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/sampler"
-	"github.com/hwpprobe/hwpprobe/sampler/watch"
+	"github.com/hwpprobe/hwpprobe/internal/sampling/sampler"
+	"github.com/hwpprobe/hwpprobe/internal/sampling/sampler/watch"
 )
 
 func init() { subcommands = append(subcommands, newWatchCmd) }

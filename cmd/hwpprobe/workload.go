@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload/buildlike"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/workload/buildlike"
 )
 
 func init() { subcommands = append(subcommands, newWorkloadCmd) }

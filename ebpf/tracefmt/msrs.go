@@ -10,8 +10,8 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/rapl"
-	"github.com/hwpprobe/hwpprobe/regs"
 )
 
 // DefaultMSRs are the registers `hwpprobe trace` watches by default: what

@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
-	"github.com/hwpprobe/hwpprobe/regs"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 )
 
 // Writer formats events. It is not safe for concurrent use.

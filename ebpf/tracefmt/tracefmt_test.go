@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
-	"github.com/hwpprobe/hwpprobe/regs"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 )
 
 // Register values and their decodes are from ../../../shared/vectors/registers.tsv:

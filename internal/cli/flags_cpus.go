@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/hwpprobe/hwpprobe/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
 )
 
 // ErrEmptyCPUList is the error for -C with an empty or blank list: it

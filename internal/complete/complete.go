@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/profile"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 )
 
 // Func is what cobra calls to complete an argument or a flag's

@@ -210,8 +210,8 @@ const spdxTag = "SPDX-License-Identifier:"
 // Vendored are the tracked files that are someone else's, unchanged, with
 // their licence beside them; they carry no SPDX line of ours.
 var Vendored = map[string]string{
-	"report/htmlreport/assets/uPlot.iife.min.js": "report/htmlreport/assets/uPlot.LICENSE",
-	"report/htmlreport/assets/uPlot.min.css":     "report/htmlreport/assets/uPlot.LICENSE",
+	"internal/reports/report/htmlreport/assets/uPlot.iife.min.js": "internal/reports/report/htmlreport/assets/uPlot.LICENSE",
+	"internal/reports/report/htmlreport/assets/uPlot.min.css":     "internal/reports/report/htmlreport/assets/uPlot.LICENSE",
 }
 
 // IsSource reports whether the file at path (slash-separated, relative to

@@ -18,10 +18,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hwpprobe/hwpprobe/internal/emuloop"
-	"github.com/hwpprobe/hwpprobe/profile"
-	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
+	"github.com/hwpprobe/hwpprobe/internal/emu/loop"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
 
 // Paths read, relative to the system root.

@@ -13,9 +13,9 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/hwpprobe/hwpprobe/recording"
-	"github.com/hwpprobe/hwpprobe/recording/export"
-	"github.com/hwpprobe/hwpprobe/recording/summary"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording/export"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording/summary"
 )
 
 // sizes are the machines benchmarked: a hybrid laptop part, spr-2s, and a

@@ -16,7 +16,7 @@ import (
 	"math/rand/v2"
 	"os"
 
-	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 )
 
 // Config describes a recording.

@@ -6,7 +6,7 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 )
 
 // TestWrite: a generated recording reads back whole, with every sample,

@@ -15,8 +15,8 @@ import (
 	"path/filepath"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 	"github.com/hwpprobe/hwpprobe/msr"
-	"github.com/hwpprobe/hwpprobe/sysfs"
 )
 
 // Registers are the registers Dump reads on each CPU.

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hwpprobe/hwpprobe/emu/cpuidshim"
+	"github.com/hwpprobe/hwpprobe/internal/emu/cpuidshim"
 )
 
 // PeerToolNames are the kernel's tools (Debian linux-cpupower) the peer

@@ -14,7 +14,7 @@ import (
 	"slices"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
-	"github.com/hwpprobe/hwpprobe/recording"
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 )
 
 // Side describes one side's runs.

@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/hwpprobe/hwpprobe/workload/buildlike"
+	"github.com/hwpprobe/hwpprobe/internal/actions/workload/buildlike"
 )
 
 func main() {

@@ -16,8 +16,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 	"github.com/hwpprobe/hwpprobe/internal/synth"
-	"github.com/hwpprobe/hwpprobe/recording"
 )
 
 func main() {

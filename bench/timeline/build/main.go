@@ -15,8 +15,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hwpprobe/hwpprobe/analysis/timeline"
-	"github.com/hwpprobe/hwpprobe/report/png"
+	"github.com/hwpprobe/hwpprobe/internal/analysis/timeline"
+	"github.com/hwpprobe/hwpprobe/internal/reports/report/png"
 )
 
 func main() {

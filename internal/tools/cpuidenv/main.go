@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/hwpprobe/hwpprobe/emu/cpuidshim"
+	"github.com/hwpprobe/hwpprobe/internal/emu/cpuidshim"
 )
 
 func main() {
