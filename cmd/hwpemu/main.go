@@ -15,19 +15,17 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
 	"github.com/hwpprobe/hwpprobe/internal/emu"
+	"github.com/hwpprobe/hwpprobe/internal/emu/session"
 )
 
 // version is set at build time with -ldflags "-X main.version=..."; when
@@ -40,8 +38,14 @@ const (
 	exitOK       = cli.ExitOK
 	exitError    = cli.ExitError
 	exitUsage    = cli.ExitUsage
-	exitNotExec  = 126 // CMD found but not executable
-	exitNotFound = 127 // CMD not found
+	exitNotFound = session.ExitNotFound // CMD not found
+)
+
+// The hidden commands `hwpemu run` executes again: the server and the
+// grafter (internal/emu/session, docs/hwpemu.md).
+const (
+	nsCmdName    = session.NamespaceCmd
+	graftCmdName = session.GraftCmd
 )
 
 // machineFlags select and tune the emulated machine.
@@ -63,10 +67,6 @@ var (
 	completeVariants = complete.Words(emu.Variants, "", false)
 )
 
-// emulatedGovernors are the governors the emulated machines offer
-// (intel_pstate's and amd-pstate's), for predict's profile completion.
-func emulatedGovernors() []string { return profile.DefaultGovernors }
-
 // maxEnergyStart bounds --energy-start: far beyond any counter's wrap
 // (2^32 units of 61 µJ are 262 kJ), and small enough that a float64 of
 // joules still adds microjoules.
@@ -84,31 +84,9 @@ func (f *machineFlags) register(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.debug, "debug", false, "log every FUSE request to stderr")
 }
 
-// load returns the machine named by name with opts and then the flags
-// applied (--busy overrides a load source in opts).
-func (f *machineFlags) load(name string, opts ...emu.Option) (*emu.Machine, error) {
-	opts = append([]emu.Option{emu.WithEnergyStart(f.energyStart), emu.WithTimeScale(f.timeScale), emu.WithVariant(f.variant)}, opts...)
-	if f.busy != nil {
-		opts = append(opts, emu.WithLoad(emu.ConstLoad(f.busy))) // last: wins
-	}
-	m, err := emu.Load(name, opts...)
-	if errors.Is(err, emu.ErrUnknownMachine) || errors.Is(err, emu.ErrDescription) || errors.Is(err, emu.ErrVariant) {
-		return nil, cli.UsageError{Err: err}
-	}
-	return m, err
-}
-
-// banner is what every hwpemu command prints on stderr: the machine's
-// name, and the model's and the model variant's summaries when there are
-// any, escaped (a description is input).
-func banner(w io.Writer, machine, summary, variant string) {
-	cli.Linef(w, "hwpemu", "emulated %s (not real hardware)", machine)
-	if summary != "" {
-		cli.Linef(w, "hwpemu", "model: %s", summary)
-	}
-	if variant != "" {
-		cli.Linef(w, "hwpemu", "model variant: %s", variant)
-	}
+// machine is the machine name with the flags' settings.
+func (f *machineFlags) machine(name string) session.Machine {
+	return session.Machine{Name: name, EnergyStart: f.energyStart, Busy: f.busy, TimeScale: f.timeScale, Variant: f.variant, Debug: f.debug}
 }
 
 func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -140,16 +118,7 @@ func newListCmd() *cobra.Command {
 		Use:   "list",
 		Short: "List the built-in machines",
 		Args:  cli.ArgsUsage(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, n := range emu.Names() {
-				m, err := emu.Load(n)
-				if err != nil {
-					return fmt.Errorf("machine %s: %w", n, err)
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%-12s %s\n", n, m.Description().Summary)
-			}
-			return nil
-		},
+		RunE:  func(cmd *cobra.Command, _ []string) error { return session.List(cmd.OutOrStdout()) },
 	}
 }
 

@@ -3,17 +3,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"syscall"
-
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/emu/fusefs"
-	"github.com/hwpprobe/hwpprobe/internal/sigquit"
+	"github.com/hwpprobe/hwpprobe/internal/emu/session"
 )
 
 func newServeCmd() *cobra.Command {
@@ -31,40 +25,7 @@ SIGKILL the mount stays, disconnected: remove it with umount DIR.`,
 		Args:              cli.ArgsUsage(cobra.ExactArgs(2)),
 		ValidArgsFunction: complete.FirstThen(completeMachines, nil),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			m, err := mf.load(args[0])
-			if err != nil {
-				return err
-			}
-			dir := args[1]
-			if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-				return cli.Usagef("serve: %s is not an existing directory", dir)
-			}
-			sigs := make(chan os.Signal, 1)
-			defer sigquit.Notify(sigs, termSignals...)()
-			srv, err := fusefs.Mount(dir, m.Tree(), fusefs.Options{Name: mountName(m.Name(), os.Getpid()), Debug: mf.debug})
-			if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
-				return fmt.Errorf("mounting needs root (CAP_SYS_ADMIN): %w", err)
-			}
-			if err != nil {
-				return err
-			}
-			banner(cmd.ErrOrStderr(), m.Name(), m.Summary(), m.VariantSummary())
-			cli.Linef(cmd.OutOrStdout(), "hwpemu", "serving emulated %s at %s until SIGINT or SIGTERM", m.Name(), dir)
-			stopped := make(chan struct{})
-			go func() { srv.Wait(); close(stopped) }()
-			var sig os.Signal
-			select {
-			case sig = <-sigs:
-			case <-stopped: // unmounted from outside
-				return nil
-			}
-			if err := srv.Unmount(); err != nil {
-				return err
-			}
-			if sig == syscall.SIGQUIT {
-				return cli.ExitCodeError{Code: sigquit.Status}
-			}
-			return nil
+			return session.Serve(session.ServeConfig{Machine: mf.machine(args[0]), Dir: args[1], Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
 		},
 	}
 	mf.register(cmd)

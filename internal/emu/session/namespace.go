@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package session
 
 import (
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
@@ -26,36 +24,16 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/sigquit"
 )
 
-// nsFlags are what `hwpemu run` tells the server about itself.
-type nsFlags struct {
-	parent     string // mount namespace of hwpemu run
-	runPID     int    // PID of hwpemu run, in the mount's name
-	cgroup     string // the closed loop's group (cgroup.Group.String); "": open loop
-	observer   string // the observers' group: hwpemu run's own
-	openReason string // why CMD runs open loop
-}
-
-func newNamespaceCmd() *cobra.Command {
-	var (
-		mf machineFlags
-		ns nsFlags
-	)
-	cmd := &cobra.Command{
-		Use:    nsCmdName + " MACHINE CMD [ARG...]",
-		Hidden: true,
-		Args:   cli.ArgsUsage(cobra.MinimumNArgs(2)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			return serveNamespace(mf, ns, args)
-		},
-	}
-	cmd.Flags().SetInterspersed(false)
-	cmd.Flags().StringVar(&ns.parent, "parent-mntns", "", "mount namespace of `hwpemu run`")
-	cli.IntVarP(cmd.Flags(), &ns.runPID, "run-pid", "", 0, 1, math.MaxInt32, "PID of `hwpemu run`")
-	cmd.Flags().StringVar(&ns.cgroup, "cgroup", "", "the closed loop's cgroup, made by `hwpemu run`")
-	cmd.Flags().StringVar(&ns.observer, "observer-cgroup", "", "the observers' cgroup: the one `hwpemu run` is in")
-	cmd.Flags().StringVar(&ns.openReason, "open-reason", "", "why CMD runs open loop")
-	mf.register(cmd)
-	return cmd
+// NamespaceConfig is what `hwpemu run` tells the server (NamespaceCmd)
+// about itself, with the machine and CMD.
+type NamespaceConfig struct {
+	Machine    Machine
+	Parent     string   // mount namespace of hwpemu run (--parent-mntns)
+	RunPID     int      // PID of hwpemu run, in the mount's name (--run-pid)
+	Cgroup     string   // the closed loop's group (cgroup.Group.String); "": open loop
+	Observer   string   // the observers' group: hwpemu run's own (--observer-cgroup)
+	OpenReason string   // why CMD runs open loop (--open-reason)
+	Command    []string // CMD and its arguments
 }
 
 // checkInside refuses to run outside the namespaces `hwpemu run` makes,
@@ -73,30 +51,31 @@ func checkInside(parent string, pid1 bool) error {
 	return nil
 }
 
-// serveNamespace is the server: PID 1 of the namespaces `hwpemu run`
-// made. It serves the machine, starts the grafter, which becomes CMD, and
-// exits with CMD's status, passing signals on. It never reads the tree it
+// ServeNamespace is the server: PID 1 of the namespaces `hwpemu run`
+// made, with hwpemu run's ready pipe as descriptor 3. It serves the
+// machine, starts the grafter, which becomes CMD, and returns CMD's
+// status as Run does, passing signals on. It never reads the tree it
 // serves.
-func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
-	if err := checkInside(ns.parent, true); err != nil {
+func ServeNamespace(c NamespaceConfig) error {
+	if err := checkInside(c.Parent, true); err != nil {
 		return err
 	}
 	// PID 1 gets no signal it has no handler for: catch them at once.
 	sigs := make(chan os.Signal, 4)
 	defer sigquit.Notify(sigs, termSignals...)()
-	if err := tieToRun(ns.runPID); err != nil {
+	if err := tieToRun(c.RunPID); err != nil {
 		return err
 	}
-	s, err := startServer(mf, ns, args[0])
+	s, err := startServer(c)
 	if err != nil {
 		return err
 	}
 	if s.hostStat != nil {
 		defer s.hostStat.Close() // read through /proc/self/fd until the end
 	}
-	gflags := []string{"--parent-mntns=" + ns.parent, "--machine=" + s.machine, "--model=" + s.summary, "--variant=" + s.variant, "--loop=" + s.loopBanner}
+	gflags := []string{"--parent-mntns=" + c.Parent, "--machine=" + s.machine, "--model=" + s.summary, "--variant=" + s.variant, "--loop=" + s.loopBanner}
 	if s.loop != nil {
-		gflags = append(gflags, "--cgroup="+ns.cgroup)
+		gflags = append(gflags, "--cgroup="+c.Cgroup)
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() {
@@ -105,7 +84,7 @@ func serveNamespace(mf machineFlags, ns nsFlags, args []string) error {
 			}
 		}()
 	}
-	return runGrafter(s.srv.MountFD(), gflags, args[1:], sigs)
+	return runGrafter(s.srv.MountFD(), gflags, c.Command, sigs)
 }
 
 // tieToRun makes the server die with `hwpemu run` (SIGKILL; a PID 1
@@ -131,10 +110,10 @@ func tieToRun(runPID int) error {
 		return err
 	}
 	if ppid != runPID {
-		return cli.ExitCodeError{Code: exitError} // hwpemu run is gone: nobody to tell
+		return cli.ExitCodeError{Code: cli.ExitError} // hwpemu run is gone: nobody to tell
 	}
 	if _, err := ready.Write([]byte{1}); err != nil {
-		return cli.ExitCodeError{Code: exitError}
+		return cli.ExitCodeError{Code: cli.ExitError}
 	}
 	return nil
 }
@@ -168,7 +147,7 @@ type served struct {
 // startServer makes every mount private, mounts a /proc for the new PID
 // namespace, and serves the machine: in the closed loop its load is what
 // CMD's group uses (closedloop), otherwise the host's.
-func startServer(mf machineFlags, ns nsFlags, machine string) (s *served, err error) {
+func startServer(c NamespaceConfig) (s *served, err error) {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return nil, fmt.Errorf("make mounts private: %w", err)
 	}
@@ -184,11 +163,11 @@ func startServer(mf machineFlags, ns nsFlags, machine string) (s *served, err er
 	var opts []emu.Option
 	var g, obs *cgroup.Group
 	load := &emu.VarLoad{}
-	if ns.cgroup != "" {
-		if g, err = cgroup.ParseGroup(ns.cgroup); err != nil {
+	if c.Cgroup != "" {
+		if g, err = cgroup.ParseGroup(c.Cgroup); err != nil {
 			return nil, err
 		}
-		if obs, err = cgroup.ParseGroup(ns.observer); err != nil {
+		if obs, err = cgroup.ParseGroup(c.Observer); err != nil {
 			return nil, err
 		}
 		opts = append(opts, emu.WithLoad(load), emu.WithLoopInfo(func() string { return s.loop.Info() }))
@@ -202,15 +181,15 @@ func startServer(mf machineFlags, ns nsFlags, machine string) (s *served, err er
 		if s.hostStat, err = os.Open("/proc/stat"); err != nil {
 			return nil, err
 		}
-		s.loopBanner = closedloop.OpenBanner(ns.openReason)
-		info := closedloop.OpenInfo(ns.openReason)
+		s.loopBanner = closedloop.OpenBanner(c.OpenReason)
+		info := closedloop.OpenInfo(c.OpenReason)
 		opts = append(opts, emu.WithLoad(&emu.HostLoad{Path: fmt.Sprintf("/proc/self/fd/%d", s.hostStat.Fd())}),
 			emu.WithLoopInfo(func() string { return info }))
 	}
 	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 		return nil, fmt.Errorf("mount /proc for the new PID namespace: %w", err)
 	}
-	m, err := mf.load(machine, opts...)
+	m, err := c.Machine.Load(opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -222,17 +201,11 @@ func startServer(mf machineFlags, ns nsFlags, machine string) (s *served, err er
 		}
 		s.loopBanner = s.loop.Banner()
 	}
-	if s.srv, err = fusefs.New(m.Tree(), fusefs.Options{Name: mountName(m.Name(), ns.runPID), Debug: mf.debug}); err != nil {
+	if s.srv, err = fusefs.New(m.Tree(), fusefs.Options{Name: mountName(m.Name(), c.RunPID), Debug: c.Machine.Debug}); err != nil {
 		return nil, err
 	}
 	s.machine, s.summary, s.variant = m.Name(), m.Summary(), m.VariantSummary()
 	return s, nil
-}
-
-// mountName is the mount source mountinfo shows: the machine and the
-// hwpemu process, so a leftover mount can be traced to it.
-func mountName(machine string, pid int) string {
-	return fmt.Sprintf("hwpemu-%s-%d", machine, pid)
 }
 
 // runGrafter starts the grafter, with gflags, with the tree's mount (descriptor 3) and
@@ -245,7 +218,7 @@ func runGrafter(mnt *os.File, gflags, argv []string, sigs <-chan os.Signal) erro
 		return err
 	}
 	defer execR.Close()
-	g := exec.Command("/proc/self/exe", slices.Concat([]string{graftCmdName}, gflags, []string{"--"}, argv)...)
+	g := exec.Command("/proc/self/exe", slices.Concat([]string{GraftCmd}, gflags, []string{"--"}, argv)...)
 	g.Stdin, g.Stdout, g.Stderr = os.Stdin, os.Stdout, os.Stderr
 	g.ExtraFiles = []*os.File{mnt, execW}
 	select {
@@ -283,7 +256,7 @@ func reapUntil(pid int) unix.WaitStatus {
 		switch {
 		case err == unix.EINTR:
 		case err != nil:
-			return unix.WaitStatus(exitError << 8) // no child left: cannot happen while pid lives
+			return unix.WaitStatus(cli.ExitError << 8) // no child left: cannot happen while pid lives
 		case got == pid:
 			return ws
 		}
