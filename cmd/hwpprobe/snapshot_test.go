@@ -13,8 +13,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/hwpprobe/hwpprobe/internal/emu"
+	"github.com/hwpprobe/hwpprobe/internal/emu/emutest"
 	"github.com/hwpprobe/hwpprobe/internal/emu/fusefs"
-	"github.com/hwpprobe/hwpprobe/internal/fixture"
 	"github.com/hwpprobe/hwpprobe/internal/hostvariant"
 	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
 )
@@ -65,20 +65,14 @@ func snapshotThisMachine(t *testing.T) {
 	}
 }
 
-func writeFixture(t *testing.T, m *fixture.Machine) string {
-	t.Helper()
-	root := t.TempDir()
-	if err := m.Write(root); err != nil {
-		t.Fatal(err)
-	}
-	return root
-}
-
 // TestSnapshotFixture runs the binary on the Meteor Lake tree: registers
 // and CPUID cannot be served by plain files, so the binary reports them
 // missing and takes core types from sysfs.
 func TestSnapshotFixture(t *testing.T) {
-	root := writeFixture(t, fixture.MeteorLakeU())
+	root, _ := emutest.Root(t, "mtl-165u")
+	// A kernel release with no msr module under the root's lib/modules:
+	// the kernel has no msr driver at all (msr.HasDriver).
+	emutest.Set(t, root, "proc/sys/kernel/osrelease", "6.18.0-hwpprobe-fixture")
 	stdout, stderr, code := runBin(t, "--root", root, "snapshot")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
@@ -112,9 +106,8 @@ func TestSnapshotFixture(t *testing.T) {
 }
 
 func TestSnapshotBadInput(t *testing.T) {
-	m := fixture.MeteorLakeU()
-	m.Set("sys/devices/system/cpu/online", "0-12") // cpu13 offline
-	root := writeFixture(t, m)
+	root, _ := emutest.Root(t, "mtl-165u")
+	emutest.Set(t, root, "sys/devices/system/cpu/online", "0-12") // cpu13 offline
 	tests := []struct {
 		args []string
 		code int

@@ -15,7 +15,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hwpprobe/hwpprobe/internal/emu/vfs"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
@@ -182,41 +181,14 @@ func TestCPUIDMeteorLake(t *testing.T) {
 	}
 }
 
-// materialize copies the tree's regular files and links into dir so that
-// path-based readers can walk it.
-func materialize(t *testing.T, d *vfs.Dir, dir string) {
-	t.Helper()
-	for _, name := range d.Names() {
-		n, _ := d.Lookup(name)
-		p := filepath.Join(dir, name)
-		switch n := n.(type) {
-		case *vfs.Dir:
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			materialize(t, n, p)
-		case *vfs.File:
-			b, err := n.Read()
-			if err != nil {
-				continue // e.g. an EPP the AMD table does not name
-			}
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		case *vfs.Symlink:
-			if err := os.Symlink(n.Target, p); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-}
-
 // The project's readers (cpus, sysfs) on a copy of each emulated tree.
 func TestProjectReaders(t *testing.T) {
 	for _, name := range Names() {
 		m, _ := load(t, name, 0)
 		root := t.TempDir()
-		materialize(t, m.Tree(), root)
+		if err := WriteTree(m.Tree(), root); err != nil {
+			t.Fatal(err)
+		}
 		fs := sysfs.NewFS(root)
 		if got := fs.Emulated(); got != name {
 			t.Errorf("%s: sysfs Emulated() = %q", name, got)
@@ -262,7 +234,9 @@ func TestProjectTypedReaders(t *testing.T) {
 
 	m, _ := load(t, "mtl-165u", 0)
 	root := t.TempDir()
-	materialize(t, m.Tree(), root)
+	if err := WriteTree(m.Tree(), root); err != nil {
+		t.Fatal(err)
+	}
 	fs := sysfs.NewFS(root)
 	info, err := fs.CPUInfo()
 	if err != nil || len(info) != 14 || info[13].Model != 0xAA || !info[12].HasFlag("hwp_epp") || info[0].ModelName != "Intel(R) Core(TM) Ultra 7 165U" {
@@ -309,7 +283,9 @@ func TestProjectTypedReaders(t *testing.T) {
 
 	z, _ := load(t, "zen4-amd-pstate", 0)
 	root = t.TempDir()
-	materialize(t, z.Tree(), root)
+	if err := WriteTree(z.Tree(), root); err != nil {
+		t.Fatal(err)
+	}
 	fs = sysfs.NewFS(root)
 	ap, err := fs.AMDPstate()
 	if err != nil || ap == nil || *ap.Status != "active" {
@@ -322,7 +298,9 @@ func TestProjectTypedReaders(t *testing.T) {
 
 	v, _ := load(t, "vm-bare", 0)
 	root = t.TempDir()
-	materialize(t, v.Tree(), root)
+	if err := WriteTree(v.Tree(), root); err != nil {
+		t.Fatal(err)
+	}
 	fs = sysfs.NewFS(root)
 	if _, err := fs.CPUFreq(0); !errors.Is(err, sysfs.ErrNoCPUFreq) {
 		t.Errorf("vm-bare CPUFreq: %v, want ErrNoCPUFreq", err)

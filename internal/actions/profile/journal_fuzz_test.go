@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hwpprobe/hwpprobe/internal/fixture"
+	"github.com/hwpprobe/hwpprobe/internal/emu/emutest"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
@@ -24,10 +24,7 @@ const rootMark = "@ROOT@"
 // its error is one line, every write it makes is a relative path inside
 // the tree, and a journal it reports restored is gone.
 func FuzzRestoreJournal(f *testing.F) {
-	root := f.TempDir()
-	if err := fixture.MeteorLakeU().Write(root); err != nil {
-		f.Fatal(err)
-	}
+	root, _ := emutest.Root(f, "mtl-165u")
 	fs := sysfs.NewFS(root)
 	st, err := ReadState(fs, cpus.List{0, 1, 4})
 	if err != nil {

@@ -7,25 +7,21 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hwpprobe/hwpprobe/internal/fixture"
+	"github.com/hwpprobe/hwpprobe/internal/emu/emutest"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
 
 func TestDetectHybrid(t *testing.T) {
-	m := fixture.MeteorLakeU()
-	root := t.TempDir()
-	if err := m.Write(root); err != nil {
-		t.Fatal(err)
-	}
+	root, m := emutest.Root(t, "mtl-165u")
 	all, _ := cpus.Parse("0-13")
 	want := []Group{{PCore, cpus.List{0, 1, 2, 3}}, {ECore, cpus.List{4, 5, 6, 7, 8, 9, 10, 11}}, {LPECore, cpus.List{12, 13}}}
 	for _, tt := range []struct {
 		name   string
 		id     cpuid.Reader
 		source Source
-	}{{"cpuid", m.CPUID, SourceCPUID}, {"sysfs", nil, SourceSysfs}} {
+	}{{"cpuid", emutest.CPUID{M: m}, SourceCPUID}, {"sysfs", nil, SourceSysfs}} {
 		topo, err := Detect(sysfs.NewFS(root), tt.id, all)
 		if err != nil {
 			t.Fatal(err)
@@ -36,8 +32,8 @@ func TestDetectHybrid(t *testing.T) {
 		if topo.Source != tt.source || !topo.Hybrid {
 			t.Errorf("%s: source %q hybrid %v", tt.name, topo.Source, topo.Hybrid)
 		}
-		if c := topo.CPUs[3]; c.Core != 4 || !cmp.Equal(c.Siblings, cpus.List{2, 3}) {
-			t.Errorf("%s: cpu3 core %d siblings %v, want core 4 siblings 2-3", tt.name, c.Core, c.Siblings)
+		if c := topo.CPUs[3]; c.Core != 1 || !cmp.Equal(c.Siblings, cpus.List{2, 3}) {
+			t.Errorf("%s: cpu3 core %d siblings %v, want core 1 siblings 2-3", tt.name, c.Core, c.Siblings)
 		}
 	}
 }
