@@ -23,7 +23,7 @@ import (
 // TestObserverOutsideClosedLoop: under hwpemu run's closed loop (the
 // default) hwpprobe observes from the group hwpemu run is in (this test's),
 // while the command it measures runs in the loop's group from
-// its first instruction (internal/emuloop, docs/emulator.md "Closed
+// its first instruction (internal/emu/emuloop, docs/emulator.md "Closed
 // loop"); the built-in workload (hwpprobe workload) stays in the loop's
 // group, being the work. With --open-loop there is no group and nothing
 // moves. The workload prints its own, its parent's (hwpprobe's) and a

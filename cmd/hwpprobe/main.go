@@ -16,7 +16,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 	"github.com/hwpprobe/hwpprobe/internal/buildinfo"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/emu/loop"
+	"github.com/hwpprobe/hwpprobe/internal/emu/emuloop"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
 
@@ -87,7 +87,7 @@ func main() {
 // under hwpemu's closed loop it stays in the loop's group.
 const workloadAnnotation = "hwpprobe/workload"
 
-// observe steps out of hwpemu's closed loop (internal/emuloop): hwpprobe
+// observe steps out of hwpemu's closed loop (internal/emu/emuloop): hwpprobe
 // moves itself to the observer's group and the commands it starts run in
 // the loop's group, held to the emulated machine's speed. The built-in
 // workload's commands stay where they are. A hwpprobe that cannot move

@@ -19,7 +19,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
-	"github.com/hwpprobe/hwpprobe/internal/emu/loop"
+	"github.com/hwpprobe/hwpprobe/internal/emu/emuloop"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
@@ -74,7 +74,7 @@ func Read(fsys sysfs.FS, version string) (recording.Context, []profile.Running) 
 	return c, running
 }
 
-// loop reads hwpemu's loop file (internal/emuloop): its summary, or why
+// loop reads hwpemu's loop file (internal/emu/emuloop): its summary, or why
 // it is missing.
 func loop(fsys sysfs.FS) recording.Fact {
 	l, ok, err := emuloop.Read(fsys)

@@ -157,7 +157,7 @@ const spinUnits = 1 << 40
 // (hwpprobe's own built-in workload step), through package workload as
 // diff starts its workload: under hwpemu's closed loop they join the
 // loop's group (workload.SetGroup), so each is one busy emulated CPU,
-// while hwpprobe observes from outside it (internal/emuloop). It returns
+// while hwpprobe observes from outside it (internal/emu/emuloop). It returns
 // the function that kills and reaps them.
 func spin(exe string, n int) (halt func(), err error) {
 	var procs []*workload.Process

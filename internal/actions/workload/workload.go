@@ -126,7 +126,7 @@ var group atomic.Pointer[cgroup.Group]
 // stopped before its first instruction, so that the command, and all it
 // starts, runs in g from its first instruction on while the caller stays
 // where it is (hwpemu's closed loop: the workload is held to the
-// emulated machine's speed, the observer is not; internal/emuloop). nil
+// emulated machine's speed, the observer is not; internal/emu/emuloop). nil
 // undoes it.
 func SetGroup(g *cgroup.Group) { group.Store(g) }
 

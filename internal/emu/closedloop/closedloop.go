@@ -24,7 +24,7 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/internal/emu"
-	"github.com/hwpprobe/hwpprobe/internal/emu/loop"
+	"github.com/hwpprobe/hwpprobe/internal/emu/emuloop"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/procstat"
 )
@@ -162,7 +162,7 @@ type Loop struct {
 // (normally "/proc", of the PID namespace that reads the group). observer,
 // when not nil, is the group, outside g, that a program observing the
 // command moves itself to (hwpemu run's own; Info names it;
-// internal/emuloop).
+// internal/emu/emuloop).
 func New(g, observer *cgroup.Group, m *emu.Machine, load *emu.VarLoad, hostCPUs int, proc string) (*Loop, error) {
 	l := &Loop{g: g, observer: observer, m: m, load: load, hostCPUs: max(1, hostCPUs), proc: proc, prevRun: map[int]time.Duration{}}
 	fr := m.Frequencies()
@@ -354,7 +354,7 @@ func readThread(dir string) (thread, error) {
 // Info is the closed loop's state as the emulated tree serves it
 // (emu.LoopPath): "closed", the group, the observer group (when there is
 // one), the interval, the reference frequency, the host's CPUs and the
-// quota now. internal/emuloop parses it.
+// quota now. internal/emu/emuloop parses it.
 func (l *Loop) Info() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -8,7 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"github.com/hwpprobe/hwpprobe/internal/emu/loop"
+	"github.com/hwpprobe/hwpprobe/internal/emu/emuloop"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cgroup"
 )
 
@@ -84,7 +84,7 @@ func TestQuota(t *testing.T) {
 	}
 }
 
-// TestInfoParses: the loop file Info writes is what internal/emuloop
+// TestInfoParses: the loop file Info writes is what internal/emu/emuloop
 // reads, with the groups hwpprobe moves itself and its workloads to.
 func TestInfoParses(t *testing.T) {
 	g := &cgroup.Group{Dirs: []string{"/sys/fs/cgroup/cpu/hwpemu-7", "/sys/fs/cgroup/cpuacct/hwpemu-7"}}

@@ -91,7 +91,7 @@ const groupPrefix = "hwpemu-"
 // first removing the empty groups of hwpemu runs that were killed before
 // they could remove theirs, and returns it with the observers' group:
 // the one hwpemu run itself is in, where a program observing CMD, such as
-// hwpprobe, moves itself (internal/emu/loop) to run as it would without
+// hwpprobe, moves itself (internal/emu/emuloop) to run as it would without
 // hwpemu. No usable controller, or no permission to make a group, is bad
 // input for the closed loop: one line suggesting --open-loop.
 func makeGroup() (g, observer *cgroup.Group, err error) {
