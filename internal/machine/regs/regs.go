@@ -339,6 +339,14 @@ func RequestOf(v Vendor) *Register {
 // EPB returns IA32_ENERGY_PERF_BIAS, the one register of RoleBias.
 func EPB() *Register { return ByRole(RoleBias)[0] }
 
+// SettingAddresses returns the addresses of the per-CPU registers that
+// the cpufreq and EPB drivers write when a setting changes: Intel's
+// request, EPB, AMD's request, in this order (the order in which
+// recordings list them, and the tracer's filter holds them).
+func SettingAddresses() []uint32 {
+	return []uint32{RequestOf(Intel).Address, EPB().Address, RequestOf(AMD).Address}
+}
+
 // Sampled returns the registers the sampler reads every interval
 // (Register.Sampled), in address order.
 func Sampled() []*Register {
