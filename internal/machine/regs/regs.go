@@ -294,9 +294,13 @@ func (r *Register) Decode(raw uint64, ctx Context) Decoded {
 		r.decode(&d, ctx)
 		return d
 	}
-	for _, f := range r.Fields {
-		d.add(f.Name, f.Extract(raw))
+	parts := make([]string, len(r.Fields))
+	for i, f := range r.Fields {
+		v := f.Extract(raw)
+		d.add(f.Name, v)
+		parts[i] = fmt.Sprintf("%s %d", f.Name, v)
 	}
+	d.Summary = strings.Join(parts, " ")
 	return d
 }
 

@@ -123,8 +123,8 @@ func TestExtend(t *testing.T) {
 	if err != nil || r != add {
 		t.Fatalf("Lookup after Extend = %v, %v", r, err)
 	}
-	if got, _ := r.Decode(0x1234, nil).Field("knob"); got != uint64(0x123) {
-		t.Errorf("knob of 0x1234 = %v, want 0x123", got)
+	if d := r.Decode(0x1234, nil); d.Text() != "MSR_TEST_KNOB: 0x00001234 (knob 291)" {
+		t.Errorf("decode of 0x1234: %q, want knob 0x123 = 291", d.Text())
 	}
 	if s := Sampled(); s[len(s)-2] != add {
 		t.Errorf("Sampled() lacks the new register: %v", s)
