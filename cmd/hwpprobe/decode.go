@@ -29,7 +29,7 @@ func newDecodeCmd() *cobra.Command {
 		Long: `decode prints the fields of raw MSR values in turbostat / x86_energy_perf_policy
 wording. REG is a register name in any common spelling (HWP_REQUEST,
 IA32_HWP_REQUEST, MSR_HWP_REQUEST, MSR_PKG_POWER_LIMIT, ...; case-insensitive)
-or a hex address (0x774). VALUE is hexadecimal, with or without 0x (rdmsr
+or a hex address (0x771). VALUE is hexadecimal, with or without 0x (rdmsr
 prints it without), or decimal with the prefix dec: (dec:31).
 
 Registers given in the same call are context for the others: the RAPL units

@@ -22,11 +22,11 @@ var DefaultMSRs = []uint32{
 	hwp.MSR_IA32_PM_ENABLE,
 	hwp.MSR_IA32_HWP_REQUEST_PKG,
 	hwp.MSR_IA32_HWP_INTERRUPT,
-	hwp.MSR_IA32_HWP_REQUEST,
-	hwp.MSR_IA32_ENERGY_PERF_BIAS,
+	regs.RequestOf(regs.Intel).Address,
+	regs.EPB().Address,
 	hwp.MSR_IA32_PERF_CTL,
 	hwp.MSR_AMD_CPPC_ENABLE,
-	hwp.MSR_AMD_CPPC_REQ,
+	regs.RequestOf(regs.AMD).Address,
 	rapl.MSR_PKG_POWER_LIMIT,
 }
 
@@ -52,7 +52,7 @@ func ParseMSRs(list string) ([]uint32, error) {
 			hex := strings.TrimPrefix(strings.TrimPrefix(item, "0x"), "0X")
 			v, perr := strconv.ParseUint(hex, 16, 32)
 			if perr != nil {
-				return nil, fmt.Errorf("%w %q: neither a register name (hwpprobe decode --list) nor a hex MSR number such as 0x774: %w", ErrBadMSR, item, err)
+				return nil, fmt.Errorf("%w %q: neither a register name (hwpprobe decode --list) nor a hex MSR number such as 0x6e0: %w", ErrBadMSR, item, err)
 			}
 			addr = uint32(v)
 		}
@@ -77,7 +77,7 @@ func ParseMSRFilter(list string) ([]uint32, error) {
 	return msrs, nil
 }
 
-// FormatMSRs writes MSR numbers as ParseMSRs reads them: "0x774,0x1b0".
+// FormatMSRs writes MSR numbers as ParseMSRs reads them: "0x199,0x6e0".
 func FormatMSRs(msrs []uint32) string {
 	parts := make([]string, len(msrs))
 	for i, m := range msrs {

@@ -11,6 +11,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording/summary"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 )
 
 // Request fields reported per core type.
@@ -73,7 +74,7 @@ func (d Disturbance) String() string {
 }
 
 // requestMSRs are the registers whose writes during a run disturb it.
-var requestMSRs = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BIAS, hwp.MSR_AMD_CPPC_REQ, hwp.MSR_IA32_PERF_CTL}
+var requestMSRs = append(regs.SettingAddresses(), hwp.MSR_IA32_PERF_CTL)
 
 // RequestMSRs returns the registers a side's settings fix some bits of
 // (SettingBits): a change of those bits during a run disturbs it.
@@ -88,21 +89,25 @@ var activeDrivers = []string{"intel_pstate", "amd-pstate-epp"}
 
 // SettingBits is the part of a request register's value that the side's
 // settings fix, under the cpufreq driver named: EPB's bits 3:0; the EPP of
-// IA32_HWP_REQUEST or MSR_AMD_CPPC_REQ, and their min and max under an
+// request registers (regs.Requests), and their min and max under an
 // active driver (never desired, which hardware or the governor chooses);
 // PERF_CTL under an active driver; 0 for any other register. A change of
 // these bits during a run disturbs it.
 func SettingBits(msr uint32, v uint64, driver string) uint64 {
 	active := slices.Contains(activeDrivers, driver)
-	switch msr {
-	case hwp.MSR_IA32_ENERGY_PERF_BIAS:
+	r, ok := regs.ByAddress(msr)
+	if !ok {
+		return 0
+	}
+	switch r.Role {
+	case regs.RoleBias:
 		return uint64(hwp.DecodeEPB(v))
-	case hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_AMD_CPPC_REQ:
+	case regs.RoleRequest:
 		if active {
 			return v & 0xff00ffff // EPP, max, min (desired, bits 23:16, left out)
 		}
 		return v & 0xff000000
-	case hwp.MSR_IA32_PERF_CTL:
+	case regs.RoleControl:
 		if active {
 			return v
 		}
@@ -112,15 +117,11 @@ func SettingBits(msr uint32, v uint64, driver string) uint64 {
 
 // decodeFields splits a request register into its fields.
 func decodeFields(msr uint32, v uint64) map[string]uint64 {
-	switch msr {
-	case hwp.MSR_IA32_HWP_REQUEST:
-		r := hwp.DecodeRequest(v)
-		return map[string]uint64{"min": uint64(r.Min), "max": uint64(r.Max), "desired": uint64(r.Desired), "epp": uint64(r.EPP)}
-	case hwp.MSR_AMD_CPPC_REQ:
-		r := hwp.DecodeCPPCReq(v)
-		return map[string]uint64{"min": uint64(r.Min), "max": uint64(r.Max), "desired": uint64(r.Desired), "epp": uint64(r.EPP)}
-	case hwp.MSR_IA32_ENERGY_PERF_BIAS:
+	if r, ok := regs.ByAddress(msr); ok && r.Role == regs.RoleBias {
 		return map[string]uint64{"epb": uint64(hwp.DecodeEPB(v))}
+	}
+	if q, ok := regs.RequestFrom(msr, v); ok && q.Register.Role == regs.RoleRequest {
+		return map[string]uint64{"min": uint64(q.Min), "max": uint64(q.Max), "desired": uint64(q.Desired), "epp": uint64(q.EPP)}
 	}
 	return nil
 }

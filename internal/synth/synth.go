@@ -17,6 +17,13 @@ import (
 	"os"
 
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
+)
+
+// hwpRequest and epbReg are the Intel request and EPB registers' addresses.
+var (
+	hwpRequest = regs.RequestOf(regs.Intel).Address
+	epbReg     = regs.EPB().Address
 )
 
 // Config describes a recording.
@@ -144,7 +151,7 @@ func (g *Gen) next() recording.Sample {
 		sumBusy, sumAvg = sumBusy+st.busy, sumAvg+avg
 		s.CPUs = append(s.CPUs, recording.CPURow{CPU: i, Core: i / 2, Package: i * g.pkgs / len(g.cpu), CoreType: g.types[i],
 			Values: g.round(recording.SamplerCPUColumns(), avg, st.busy, st.mhz, tsc, st.ipc, st.tmp),
-			Regs:   []recording.Reg{{MSR: 0x774, Value: st.hwp}, {MSR: 0x1b0, Value: 6}}})
+			Regs:   []recording.Reg{{MSR: hwpRequest, Value: st.hwp}, {MSR: epbReg, Value: 6}}})
 	}
 	na := math.NaN()
 	var watts float64
@@ -185,7 +192,7 @@ func (g *Gen) Trace(s int) recording.Trace {
 	for i := range g.c.TracePerSecond {
 		cpu := g.r.IntN(g.c.CPUs)
 		t.Events = append(t.Events, recording.TraceEvent{TimeNs: Start + int64(s)*1e9 + int64(i)*1e9/int64(g.c.TracePerSecond),
-			CPU: cpu, PID: 100 + cpu, Comm: fmt.Sprintf("kworker/%d:1", cpu), MSR: 0x774, Value: g.cpu[cpu].hwp})
+			CPU: cpu, PID: 100 + cpu, Comm: fmt.Sprintf("kworker/%d:1", cpu), MSR: hwpRequest, Value: g.cpu[cpu].hwp})
 	}
 	return t
 }

@@ -3,7 +3,7 @@
 // Package sysdump reads everything a settings change could leave behind,
 // for tests that check a machine is back byte for byte: every file under
 // /sys/devices/system/cpu and, on every online CPU, the request registers
-// (IA32_HWP_REQUEST, IA32_ENERGY_PERF_BIAS, MSR_AMD_CPPC_REQ) through
+// (regs.SettingAddresses: the request registers and EPB) through
 // /dev/cpu/N/msr, read-only.
 package sysdump
 
@@ -14,13 +14,13 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/msr"
 )
 
 // Registers are the registers Dump reads on each CPU.
-var Registers = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BIAS, hwp.MSR_AMD_CPPC_REQ}
+var Registers = regs.SettingAddresses()
 
 // Dump returns path (relative to root) -> content for every regular file
 // under sys/devices/system/cpu ("error: ..." for one that cannot be read,

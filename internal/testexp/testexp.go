@@ -15,6 +15,13 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
+)
+
+// hwpRequest and epbReg are the Intel request and EPB registers' addresses.
+var (
+	hwpRequest = regs.RequestOf(regs.Intel).Address
+	epbReg     = regs.EPB().Address
 )
 
 // Side describes one side's runs.
@@ -174,7 +181,7 @@ func cpuRows(s *Side, req uint64) []recording.CPURow {
 		}
 		rows = append(rows, recording.CPURow{CPU: cpu, Core: cpu, CoreType: t,
 			Values: []recording.Value{recording.Value(mhz * 0.9), 90, recording.Value(mhz), 2800, 1.5, 60},
-			Regs:   []recording.Reg{{MSR: hwp.MSR_IA32_HWP_REQUEST, Value: req}, {MSR: hwp.MSR_IA32_ENERGY_PERF_BIAS, Value: s.EPB}}})
+			Regs:   []recording.Reg{{MSR: hwpRequest, Value: req}, {MSR: epbReg, Value: s.EPB}}})
 	}
 	return rows
 }
@@ -205,8 +212,8 @@ func (e Experiment) writeRun(rw *recording.Writer, s *Side, o runOpts) error {
 	if e.Checked {
 		h := &recording.Held{TimeNs: start - 2e6}
 		for cpu := range 4 {
-			h.Regs = append(h.Regs, recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request}},
-				recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: hwp.MSR_IA32_ENERGY_PERF_BIAS, Value: s.EPB}})
+			h.Regs = append(h.Regs, recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: hwpRequest, Value: s.Request}},
+				recording.HeldReg{CPU: cpu, Reg: recording.Reg{MSR: epbReg, Value: s.EPB}})
 		}
 		if o.unheld {
 			h.Unheld = []recording.Unheld{{CPU: 0, Name: "energy_performance_preference", Want: "performance", Got: "balance_power"}}
@@ -215,10 +222,10 @@ func (e Experiment) writeRun(rw *recording.Writer, s *Side, o runOpts) error {
 	}
 	// The switch to the side's settings, just before the run.
 	events := []recording.TraceEvent{
-		{TimeNs: start - 1e7, CPU: 0, PID: 100, Comm: "hwpprobe", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request},
-		{TimeNs: start - 1e7, CPU: 2, PID: 100, Comm: "hwpprobe", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: s.Request}}
+		{TimeNs: start - 1e7, CPU: 0, PID: 100, Comm: "hwpprobe", MSR: hwpRequest, Value: s.Request},
+		{TimeNs: start - 1e7, CPU: 2, PID: 100, Comm: "hwpprobe", MSR: hwpRequest, Value: s.Request}}
 	if o.sw != 0 {
-		events = append(events, recording.TraceEvent{TimeNs: start + 1e6, CPU: 0, PID: 900, Comm: "sh", MSR: hwp.MSR_IA32_HWP_REQUEST,
+		events = append(events, recording.TraceEvent{TimeNs: start + 1e6, CPU: 0, PID: 900, Comm: "sh", MSR: hwpRequest,
 			Value: o.sw, Emulated: e.SwitchEmulated, Old: s.Request})
 	}
 	recs := []recording.Record{rs, recording.Trace{Run: id, Events: events}}
@@ -242,7 +249,7 @@ func (e Experiment) writeRun(rw *recording.Writer, s *Side, o runOpts) error {
 	}
 	if o.disturb {
 		recs = append(recs, recording.Trace{Run: id, Events: []recording.TraceEvent{
-			{TimeNs: start + int64(secs/2*1e9), CPU: 0, PID: 777, Comm: "thermald", MSR: hwp.MSR_IA32_HWP_REQUEST, Value: Request(0x04, 0x30, 0, 128)}}})
+			{TimeNs: start + int64(secs/2*1e9), CPU: 0, PID: 777, Comm: "thermald", MSR: hwpRequest, Value: Request(0x04, 0x30, 0, 128)}}})
 	}
 	if e.TraceFirst {
 		recs = append(recs, batch)

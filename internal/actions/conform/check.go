@@ -115,7 +115,7 @@ func registers(m *profile.Machine, p *profile.Profile, cs []snapshot.CPU) (reque
 				bad = append(bad, fmt.Sprintf("cpu%d EPP %d under performance, not 0", c.CPU, epp))
 			}
 			switch cap1 := c.Registers.CPPCCap1; {
-			case c.Registers.HWPRequest != nil && min != max:
+			case c.Registers.HWPRequest != nil && min != max: // Intel
 				bad = append(bad, fmt.Sprintf("cpu%d HWP min %d != max %d under performance (intel_pstate_hwp_set)", c.CPU, min, max))
 			case cap1 != nil && min != int(cap1.Nominal):
 				bad = append(bad, fmt.Sprintf("cpu%d CPPC min %d, not nominal %d under performance (commit 0c411b39e4f4)", c.CPU, min, cap1.Nominal))
@@ -139,14 +139,11 @@ func registers(m *profile.Machine, p *profile.Profile, cs []snapshot.CPU) (reque
 	return rq, c
 }
 
+// requestFields returns the min, max and EPP of the CPU's request
+// register (snapshot.CPURegs.Request).
 func requestFields(r snapshot.CPURegs) (min, max, epp int, ok bool) {
-	switch {
-	case r.HWPRequest != nil:
-		return int(r.HWPRequest.Min), int(r.HWPRequest.Max), int(r.HWPRequest.EPP), true
-	case r.CPPCReq != nil:
-		return int(r.CPPCReq.Min), int(r.CPPCReq.Max), int(r.CPPCReq.EPP), true
-	}
-	return 0, 0, 0, false
+	q, ok := r.Request()
+	return int(q.Min), int(q.Max), int(q.EPP), ok
 }
 
 func deref[T any](p *T) T {
@@ -231,7 +228,7 @@ func stability(tr *trace, writes []ebpf.Event) *verdict.Case {
 		return verdict.Skipf("stability", "%s", tr.why)
 	}
 	if len(writes) == 0 {
-		return verdict.Passf("stability", "no write to IA32_HWP_REQUEST, IA32_ENERGY_PERF_BIAS or MSR_AMD_CPPC_REQ during the load")
+		return verdict.Passf("stability", "no write to %s during the load", settingNames())
 	}
 	var who []string
 	for _, e := range writes {

@@ -17,9 +17,9 @@ import (
 	"time"
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
-	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
 	"github.com/hwpprobe/hwpprobe/internal/reports/verdict"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/source"
@@ -234,11 +234,20 @@ type trace struct {
 	why string // why there is no trace
 }
 
-// requestMSRs are the registers whose writes mean a setting changed.
-var requestMSRs = []uint32{hwp.MSR_IA32_HWP_REQUEST, hwp.MSR_IA32_ENERGY_PERF_BIAS, hwp.MSR_AMD_CPPC_REQ}
+// settingNames names the registers whose writes mean a setting changed
+// (regs.SettingAddresses): "IA32_HWP_REQUEST, IA32_ENERGY_PERF_BIAS or
+// ...".
+func settingNames() string {
+	var names []string
+	for _, a := range regs.SettingAddresses() {
+		r, _ := regs.ByAddress(a)
+		names = append(names, r.Name)
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
 
 func openTrace(root string) *trace {
-	src, err := ebpf.OpenSources(root, ebpf.Options{MSRs: requestMSRs})
+	src, err := ebpf.OpenSources(root, ebpf.Options{MSRs: regs.SettingAddresses()})
 	if err != nil {
 		return &trace{why: fmt.Sprintf("no trace of the register writes: %v", err)}
 	}

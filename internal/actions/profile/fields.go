@@ -8,8 +8,9 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
 )
 
-// RequestFields are the fields of the request register (IA32_HWP_REQUEST
-// or MSR_AMD_CPPC_REQ) and the EPB that a Verification shows, in the
+// RequestFields are the fields of the request register (regs.Request:
+// IA32_HWP_REQUEST or AMD's CPPC request) and the EPB that a Verification
+// shows, in the
 // order ChangedFields names them.
 var RequestFields = []string{"min", "max", "desired", "epp", "epb"}
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
 )
 
@@ -37,8 +38,8 @@ type Row struct {
 	// Governor, EPP and EPB are what sysfs shows now.
 	Governor string `json:"governor,omitempty"`
 	EPP      string `json:"epp,omitempty"`
-	// Register is the request register read: IA32_HWP_REQUEST or
-	// MSR_AMD_CPPC_REQ; "" when none could be read.
+	// Register is the catalog name of the request register read
+	// (snapshot.CPURegs.Request); "" when none could be read.
 	Register string `json:"register,omitempty"`
 	Min      *int   `json:"min"`
 	Max      *int   `json:"max"`
@@ -120,13 +121,8 @@ func verifyCPU(m *Machine, p *Profile, c snapshot.CPU) Row {
 	if e := c.Sysfs.EPP; e != nil {
 		r.EPP = *e
 	}
-	switch reg := c.Registers; {
-	case reg.HWPRequest != nil:
-		q := reg.HWPRequest
-		r.Register, r.Min, r.Max, r.Desired, r.RegEPP = "IA32_HWP_REQUEST", intp(q.Min), intp(q.Max), intp(q.Desired), intp(q.EPP)
-	case reg.CPPCReq != nil:
-		q := reg.CPPCReq
-		r.Register, r.Min, r.Max, r.Desired, r.RegEPP = "MSR_AMD_CPPC_REQ", intp(q.Min), intp(q.Max), intp(q.Desired), intp(q.EPP)
+	if q, ok := c.Registers.Request(); ok {
+		r.Register, r.Min, r.Max, r.Desired, r.RegEPP = q.Register.Name, intp(q.Min), intp(q.Max), intp(q.Desired), intp(q.EPP)
 	}
 	if e := c.Registers.EPB; e != nil {
 		r.EPB = intp(e.Value)
@@ -141,7 +137,7 @@ func notes(m *Machine, r Row, c snapshot.CPU) []string {
 	if g, ok := r.Asked[Governor]; ok && g != r.Governor {
 		out = append(out, fmt.Sprintf("governor %s, not the %s asked", orNone(r.Governor), g))
 	}
-	amd := r.Register == "MSR_AMD_CPPC_REQ"
+	amd := r.Register == regs.RequestOf(regs.AMD).Name
 	if r.Governor == "performance" && r.Min != nil {
 		switch {
 		case !amd && *r.Min == *r.Max:

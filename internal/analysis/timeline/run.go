@@ -286,13 +286,11 @@ func typeName(t string) string {
 // requestOf returns the row's request register and its fields in
 // requestFields order.
 func requestOf(row *recording.CPURow) (uint32, [4]float64, bool) {
-	if v, ok := row.Reg(hwp.MSR_IA32_HWP_REQUEST); ok {
-		r := hwp.DecodeRequest(v)
-		return hwp.MSR_IA32_HWP_REQUEST, [4]float64{float64(r.Min), float64(r.Max), float64(r.Desired), float64(r.EPP)}, true
-	}
-	if v, ok := row.Reg(hwp.MSR_AMD_CPPC_REQ); ok {
-		r := hwp.DecodeCPPCReq(v)
-		return hwp.MSR_AMD_CPPC_REQ, [4]float64{float64(r.Min), float64(r.Max), float64(r.Desired), float64(r.EPP)}, true
+	for _, r := range regs.Requests() {
+		if v, ok := row.Reg(r.Address); ok {
+			q, _ := regs.RequestFrom(r.Address, v)
+			return r.Address, [4]float64{float64(q.Min), float64(q.Max), float64(q.Desired), float64(q.EPP)}, true
+		}
 	}
 	return 0, [4]float64{}, false
 }

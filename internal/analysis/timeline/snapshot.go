@@ -7,6 +7,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
 	"github.com/hwpprobe/hwpprobe/rapl"
 )
@@ -45,13 +46,13 @@ func readSnapshot(s recording.Snapshot) snapInfo {
 			info.pkgOf[c.CPU] = c.Package
 			r := c.Registers
 			if r.HWPRequest != nil {
-				info.regs[regKey{c.CPU, hwp.MSR_IA32_HWP_REQUEST}] = uint64(r.HWPRequest.Raw)
+				info.regs[regKey{c.CPU, regs.RequestOf(regs.Intel).Address}] = uint64(r.HWPRequest.Raw)
 			}
 			if r.EPB != nil {
-				info.regs[regKey{c.CPU, hwp.MSR_IA32_ENERGY_PERF_BIAS}] = uint64(r.EPB.Raw)
+				info.regs[regKey{c.CPU, regs.EPB().Address}] = uint64(r.EPB.Raw)
 			}
 			if r.CPPCReq != nil {
-				info.regs[regKey{c.CPU, hwp.MSR_AMD_CPPC_REQ}] = uint64(r.CPPCReq.Raw)
+				info.regs[regKey{c.CPU, regs.RequestOf(regs.AMD).Address}] = uint64(r.CPPCReq.Raw)
 			}
 		}
 	}

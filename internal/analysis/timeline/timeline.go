@@ -161,7 +161,7 @@ type Band struct {
 // CPUs over time: each step holds from T to the next step's T, with the
 // lowest and highest value any of the group's CPUs held.
 type Steps struct {
-	Register string `json:"register"` // IA32_HWP_REQUEST or MSR_AMD_CPPC_REQ
+	Register string `json:"register"` // a request register's catalog name (regs.Requests)
 	Field    string `json:"field"`    // "min", "max", "desired", "epp"
 	Group    string `json:"group"`    // core type or "all"
 	Steps    []Step `json:"steps"`
@@ -181,7 +181,7 @@ type Write struct {
 	CPU      int     `json:"cpu"`
 	CoreType string  `json:"core_type,omitempty"`
 	Register string  `json:"register"` // catalog name, or "MSR 0x..."
-	MSR      string  `json:"msr"`      // address, "0x774"
+	MSR      string  `json:"msr"`      // address, "0x199"
 	// Old is the value before the write, "" when unknown: the emulated
 	// model's, else the previous traced write's or the snapshot's
 	// before the run.

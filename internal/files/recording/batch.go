@@ -10,7 +10,7 @@ import (
 
 // Column names of columnar batches (docs/recording-format.md). Figure
 // columns are named "v:" plus the figure, summary rows' package figures
-// "p:" plus the figure, registers "r:" plus the MSR in hex ("r:0x774").
+// "p:" plus the figure, registers "r:" plus the MSR in hex ("r:0x199" for IA32_PERF_CTL).
 const (
 	prefixValue    = "v:"
 	prefixPkgValue = "p:"

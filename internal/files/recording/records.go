@@ -180,8 +180,8 @@ type Held struct {
 	// TimeNs is when the check began: register writes traced from then
 	// on, and every sample, are checked against Regs.
 	TimeNs int64 `json:"time_ns"`
-	// Regs are the request registers (IA32_HWP_REQUEST or
-	// MSR_AMD_CPPC_REQ, IA32_ENERGY_PERF_BIAS, IA32_PERF_CTL) of the
+	// Regs are the request registers (IA32_HWP_REQUEST or AMD's CPPC
+	// request, IA32_ENERGY_PERF_BIAS, IA32_PERF_CTL) of the
 	// sampled CPUs as the check read them.
 	Regs []HeldReg `json:"regs,omitempty"`
 	// Unheld lists what did not hold, one entry per file or register;

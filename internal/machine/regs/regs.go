@@ -13,11 +13,14 @@
 package regs
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 )
 
 // ErrUnknown is wrapped by Lookup's error for a name or address that is not
@@ -111,7 +114,71 @@ type Register struct {
 	Scope   Scope
 	Doc     string   // one-line description
 	Uses    []uint32 // addresses of registers the decode takes from the Context
-	decode  func(d *Decoded, ctx Context)
+	// Role says what the register is for; ByRole, Requests and EPB find
+	// registers by it, so that callers need not name addresses.
+	Role Role
+	// Sampled registers are read on every sampled CPU (Thread and Core
+	// scope) or package (Package scope) each interval, and their raw
+	// values recorded (package source, recording.Reg).
+	Sampled bool
+	// Fields are the register's bit fields. A register without a decoder
+	// of its own (all those added outside this file's catalog) is decoded
+	// from them.
+	Fields []FieldSpec
+	decode func(d *Decoded, ctx Context)
+	// request decodes a request register (RoleRequest and
+	// RolePackageRequest) into the vendor-neutral view.
+	request func(raw uint64) Request
+}
+
+// FieldSpec is one bit field of a register.
+type FieldSpec struct {
+	Name    string   // snake_case, as Decoded.Fields names it
+	Hi, Lo  uint8    // bit range Hi:Lo, inclusive
+	SDM     string   // the field's name in the Intel SDM or AMD PPR
+	Aliases []string // the kernel tools' names (turbostat, x86_energy_perf_policy)
+}
+
+// Extract returns the field's bits of raw.
+func (f FieldSpec) Extract(raw uint64) uint64 {
+	w := uint(f.Hi-f.Lo) + 1
+	if w >= 64 {
+		return raw >> f.Lo
+	}
+	return raw >> f.Lo & (1<<w - 1)
+}
+
+// Role says what a register is for.
+type Role uint8
+
+// Roles.
+const (
+	RoleOther          Role = iota
+	RoleCounter             // free-running clock counts (APERF, MPERF)
+	RoleCapabilities        // the performance range and ratios the hardware offers
+	RoleEnable              // feature enables (HWP, CPPC, IA32_MISC_ENABLE)
+	RoleControl             // the legacy P-state request (IA32_PERF_CTL)
+	RoleRequest             // a CPU's performance request: min, max, desired, EPP
+	RolePackageRequest      // the package-wide performance request
+	RoleBias                // the energy/performance bias hint (EPB)
+	RoleStatus              // performance status and feedback
+	RoleThermal             // temperatures and thermal targets
+	RoleUnits               // RAPL units
+	RoleEnergy              // energy counters
+	RoleLimit               // power limits
+	RoleLimitReasons        // why the hardware runs below the request
+	RoleInterrupt           // notification enables
+)
+
+var roleNames = [...]string{"other", "counter", "capabilities", "enable", "control", "request",
+	"package-request", "bias", "status", "thermal", "units", "energy", "limit", "limit-reasons", "interrupt"}
+
+// String returns the role's name, e.g. "request".
+func (r Role) String() string {
+	if int(r) < len(roleNames) {
+		return roleNames[r]
+	}
+	return fmt.Sprintf("role(%d)", r)
 }
 
 // Field is one decoded field. Value is a uint64 (register fields, counts),
@@ -225,7 +292,15 @@ func (r *Register) Decode(raw uint64, ctx Context) Decoded {
 	d := Decoded{Register: r.Name, Address: r.Address, Raw: raw, Fields: make([]Field, 0, 16)}
 	if r.decode != nil {
 		r.decode(&d, ctx)
+		return d
 	}
+	parts := make([]string, len(r.Fields))
+	for i, f := range r.Fields {
+		v := f.Extract(raw)
+		d.add(f.Name, v)
+		parts[i] = fmt.Sprintf("%s %d", f.Name, v)
+	}
+	d.Summary = strings.Join(parts, " ")
 	return d
 }
 
@@ -238,13 +313,73 @@ func (d *Decoded) assume(format string, a ...any) {
 }
 
 // All returns the catalog in address order.
-func All() []*Register { return append([]*Register(nil), catalog.list...) }
+func All() []*Register { return append([]*Register(nil), catalog.Load().list...) }
+
+// ByRole returns the registers of a role, in address order.
+func ByRole(role Role) []*Register {
+	var out []*Register
+	for _, r := range catalog.Load().list {
+		if r.Role == role {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Requests returns the per-CPU request registers (RoleRequest) in address
+// order: Intel's IA32_HWP_REQUEST before AMD's CPPC request.
+func Requests() []*Register { return ByRole(RoleRequest) }
+
+// RequestOf returns vendor v's per-CPU request register.
+func RequestOf(v Vendor) *Register {
+	for _, r := range Requests() {
+		if r.Vendor == v {
+			return r
+		}
+	}
+	panic(fmt.Sprintf("regs: no request register for %s", v))
+}
+
+// EPB returns IA32_ENERGY_PERF_BIAS, the one register of RoleBias.
+func EPB() *Register { return ByRole(RoleBias)[0] }
+
+// SettingAddresses returns the addresses of the per-CPU registers that
+// the cpufreq and EPB drivers write when a setting changes: Intel's
+// request, EPB, AMD's request, in this order (the order in which
+// recordings list them, and the tracer's filter holds them).
+func SettingAddresses() []uint32 {
+	return []uint32{RequestOf(Intel).Address, EPB().Address, RequestOf(AMD).Address}
+}
+
+// Sampled returns the registers the sampler reads every interval
+// (Register.Sampled), in address order.
+func Sampled() []*Register {
+	var out []*Register
+	for _, r := range catalog.Load().list {
+		if r.Sampled {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// Extend adds registers to the catalog until the returned function
+// restores it. It is for tests that show a register needs nothing but its
+// catalog entry; it panics on a duplicate address or name.
+func Extend(rs ...*Register) (restore func()) {
+	old := catalog.Load()
+	list := append(slices.Clone(old.list), rs...)
+	slices.SortFunc(list, func(a, b *Register) int { return cmp.Compare(a.Address, b.Address) })
+	ix := buildIndex(list)
+	catalog.Store(&ix)
+	return func() { catalog.Store(old) }
+}
 
 // Names returns every register's name and then its aliases, in address
 // order: what Lookup accepts by name (shell completion offers them).
 func Names() []string {
 	var names []string
-	for _, r := range catalog.list {
+	for _, r := range catalog.Load().list {
 		names = append(names, r.Name)
 		names = append(names, r.Aliases...)
 	}
@@ -253,7 +388,7 @@ func Names() []string {
 
 // ByAddress returns the register at an MSR address.
 func ByAddress(addr uint32) (*Register, bool) {
-	r, ok := catalog.byAddr[addr]
+	r, ok := catalog.Load().byAddr[addr]
 	return r, ok
 }
 
@@ -272,7 +407,7 @@ func Lookup(s string) (*Register, error) {
 		}
 		return nil, fmt.Errorf("register address %#x: %w", a, ErrUnknown)
 	}
-	if r, ok := catalog.byName[strings.ToUpper(t)]; ok {
+	if r, ok := catalog.Load().byName[strings.ToUpper(t)]; ok {
 		return r, nil
 	}
 	return nil, fmt.Errorf("register %q: %w", s, ErrUnknown)
@@ -284,8 +419,13 @@ type index struct {
 	byName map[string]*Register
 }
 
-// catalog is built once from registers() and never modified.
-var catalog = buildIndex(registers())
+// catalog is built once from registers(); only Extend replaces it.
+var catalog atomic.Pointer[index]
+
+func init() {
+	ix := buildIndex(registers())
+	catalog.Store(&ix)
+}
 
 func buildIndex(list []*Register) index {
 	ix := index{list: list, byAddr: map[uint32]*Register{}, byName: map[string]*Register{}}

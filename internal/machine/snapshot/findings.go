@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 )
 
 // Finding is one place where what sysfs says and what a register holds
@@ -30,12 +31,16 @@ const (
 	KindNote         = "note"
 )
 
+// ruleAMDEPP is the kernel rule for AMD's EPP, naming the request
+// register from the catalog.
+var ruleAMDEPP = "amd-pstate writes the EPP of the table (drivers/cpufreq/amd-pstate.c) into " + regs.RequestOf(regs.AMD).Name +
+	" bits 31:24 and shows its cached request, so a mismatch means the register was written behind the driver's back"
+
 // Kernel rules, cited once (docs/kernel-facts.md section 1 and the sources named).
 const (
 	rulePerformance  = "under the performance policy intel_pstate_hwp_set() writes HWP_REQUEST with min = max (the max_perf_ratio) and a literal EPP 0, whatever energy_performance_preference was (the old EPP is restored on the switch back to powersave), and refuses EPP writes other than 0 with EBUSY (drivers/cpufreq/intel_pstate.c); where the model's table maps performance to a non-zero EPP (Meteor Lake: 16), sysfs then shows \"default\" for the 0"
 	ruleSDMMinMax    = "the SDM: setting Minimum_Performance = Maximum_Performance is functionally equivalent to IA32_PERF_CTL and bypasses HWP"
 	ruleEPPShow      = "intel_pstate maps the EPP name through the model's table and show_energy_performance_preference() reads HWP_REQUEST live, so a mismatch means the register was written behind the driver's back (wrmsr, firmware, another tool) or this model's balance_performance came from firmware (intel_pstate_update_epp_defaults())"
-	ruleAMDEPP       = "amd-pstate writes the EPP of the table (drivers/cpufreq/amd-pstate.c) into MSR_AMD_CPPC_REQ bits 31:24 and shows its cached request, so a mismatch means the register was written behind the driver's back"
 	ruleAMDPerf      = "amd-pstate in active (EPP) mode writes EPP 0 under the performance policy (amd_pstate_epp_update_limit()); it no longer forces min = max since commit 0c411b39e4f4 (2024)"
 	ruleEPB          = "energy_perf_bias prints the whole IA32_ENERGY_PERF_BIAS, read live on every read (energy_perf_bias_show(), arch/x86/kernel/cpu/intel_epb.c), so a mismatch means the register changed between the two reads; since 6.18 intel_pstate never writes EPB"
 	ruleMax          = "intel_pstate converts scaling_max_freq to a performance level, caps it at DIV_ROUND_UP(highest x max_perf_pct, 100) and keeps it at or above the scaling_min_freq level before writing HWP_REQUEST.max (intel_pstate_update_perf_limits())"

@@ -24,6 +24,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/topology"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/rapl"
 )
@@ -170,7 +171,21 @@ type CPURegs struct {
 	HWPStatus *HWPStatus `json:"hwp_status,omitempty"`
 }
 
-// HWPRequest is IA32_HWP_REQUEST (0x774).
+// Request returns the CPU's request register in the catalog's
+// vendor-neutral form (regs.Request): IA32_HWP_REQUEST where it was read,
+// else AMD's CPPC request; false when neither was.
+func (r *CPURegs) Request() (regs.Request, bool) {
+	switch {
+	case r.HWPRequest != nil:
+		return regs.RequestFrom(regs.RequestOf(regs.Intel).Address, uint64(r.HWPRequest.Raw))
+	case r.CPPCReq != nil:
+		return regs.RequestFrom(regs.RequestOf(regs.AMD).Address, uint64(r.CPPCReq.Raw))
+	}
+	return regs.Request{}, false
+}
+
+// HWPRequest is Intel's request register, IA32_HWP_REQUEST (or
+// IA32_HWP_REQUEST_PKG), as regs.RequestFrom reads it.
 type HWPRequest struct {
 	Raw              Hex    `json:"raw"`
 	Min              uint8  `json:"min"`
@@ -190,7 +205,7 @@ type HWPCapabilities struct {
 	Lowest        uint8 `json:"lowest"`
 }
 
-// EPB is IA32_ENERGY_PERF_BIAS (0x1B0).
+// EPB is IA32_ENERGY_PERF_BIAS (regs.EPB).
 type EPB struct {
 	Raw   Hex    `json:"raw"`
 	Value uint8  `json:"value"`
@@ -206,7 +221,8 @@ type CPPCCap1 struct {
 	Lowest          uint8 `json:"lowest"`
 }
 
-// CPPCReq is MSR_AMD_CPPC_REQ (0xC00102B3).
+// CPPCReq is AMD's CPPC request register, as regs.RequestFrom reads it;
+// its JSON form lists the fields in register order (maximum first).
 type CPPCReq struct {
 	Raw     Hex   `json:"raw"`
 	Max     uint8 `json:"max"`
@@ -459,6 +475,28 @@ func (b *builder) reg(cpu int, addr uint32, name string, unavail map[string]stri
 	return v, true
 }
 
+// request reads the request register r on cpu as regs.Request; a failed
+// read is noted in unavail under r's name.
+func (b *builder) request(cpu int, r *regs.Register, unavail map[string]string) (regs.Request, bool) {
+	v, ok := b.regOf(cpu, r, unavail)
+	if !ok {
+		return regs.Request{}, false
+	}
+	return regs.RequestFrom(r.Address, v)
+}
+
+// regOf is reg for a catalog register, noted under its name.
+func (b *builder) regOf(cpu int, r *regs.Register, unavail map[string]string) (uint64, bool) {
+	return b.reg(cpu, r.Address, r.Name, unavail)
+}
+
+// hwpRequest is the snapshot form of an Intel request register;
+// PackageControl is false for IA32_HWP_REQUEST_PKG, which has no such bit.
+func hwpRequest(q regs.Request) *HWPRequest {
+	return &HWPRequest{Raw: Hex(q.Raw), Min: q.Min, Max: q.Max, Desired: q.Desired, EPP: q.EPP,
+		ActivityWindowUS: q.ActivityWindowMicros(), PackageControl: q.PackageControl}
+}
+
 func (b *builder) intel() bool { return b.s.Machine.Vendor == "GenuineIntel" }
 func (b *builder) amd() bool {
 	return b.s.Machine.Vendor == "AuthenticAMD" || b.s.Machine.Vendor == "HygonGenuine"
@@ -495,9 +533,8 @@ func (b *builder) cpu(t topology.CPU) CPU {
 				on := hwp.DecodePMEnable(v)
 				r.HWPEnabled = &on
 			}
-			if v, ok := b.reg(t.CPU, hwp.MSR_IA32_HWP_REQUEST, "IA32_HWP_REQUEST", u); ok {
-				d := hwp.DecodeRequest(v)
-				r.HWPRequest = &HWPRequest{Raw: Hex(v), Min: d.Min, Max: d.Max, Desired: d.Desired, EPP: d.EPP, ActivityWindowUS: d.ActivityWindowMicros(), PackageControl: d.PackageControl}
+			if q, ok := b.request(t.CPU, regs.RequestOf(regs.Intel), u); ok {
+				r.HWPRequest = hwpRequest(q)
 			}
 			if v, ok := b.reg(t.CPU, hwp.MSR_IA32_HWP_CAPABILITIES, "IA32_HWP_CAPABILITIES", u); ok {
 				d := hwp.DecodeCapabilities(v)
@@ -506,7 +543,7 @@ func (b *builder) cpu(t topology.CPU) CPU {
 			r.HWPStatus = b.hwpStatus(t.CPU, u)
 		}
 		if b.hasFlag("epb") {
-			if v, ok := b.reg(t.CPU, hwp.MSR_IA32_ENERGY_PERF_BIAS, "IA32_ENERGY_PERF_BIAS", u); ok {
+			if v, ok := b.regOf(t.CPU, regs.EPB(), u); ok {
 				e := hwp.DecodeEPB(v)
 				r.EPB = &EPB{Raw: Hex(v), Value: e, Name: hwp.EPBNameFor(e, hwp.EPBNormal(uint32(b.s.Machine.Family), uint32(b.s.Machine.Model)))}
 			}
@@ -534,9 +571,8 @@ func (b *builder) cpu(t topology.CPU) CPU {
 			d := hwp.DecodeCPPCCap1(v)
 			r.CPPCCap1 = &CPPCCap1{Raw: Hex(v), Highest: d.Highest, Nominal: d.Nominal, LowestNonlinear: d.LowestNonlinear, Lowest: d.Lowest}
 		}
-		if v, ok := b.reg(t.CPU, hwp.MSR_AMD_CPPC_REQ, "MSR_AMD_CPPC_REQ", u); ok {
-			d := hwp.DecodeCPPCReq(v)
-			r.CPPCReq = &CPPCReq{Raw: Hex(v), Max: d.Max, Min: d.Min, Desired: d.Desired, EPP: d.EPP}
+		if q, ok := b.request(t.CPU, regs.RequestOf(regs.AMD), u); ok {
+			r.CPPCReq = &CPPCReq{Raw: Hex(q.Raw), Max: q.Max, Min: q.Min, Desired: q.Desired, EPP: q.EPP}
 		}
 	}
 	if len(c.Unavailable) == 0 {
@@ -604,9 +640,8 @@ func (b *builder) packages(topo topology.Topology) {
 			}
 			p.LimitReasons = b.limitReasons(t.CPU, u)
 			if b.hasFlag("hwp_pkg_req") {
-				if v, ok := b.reg(t.CPU, hwp.MSR_IA32_HWP_REQUEST_PKG, "IA32_HWP_REQUEST_PKG", u); ok {
-					d := hwp.DecodeRequest(v)
-					p.HWPRequestPkg = &HWPRequest{Raw: Hex(v), Min: d.Min, Max: d.Max, Desired: d.Desired, EPP: d.EPP, ActivityWindowUS: d.ActivityWindowMicros()}
+				if q, ok := b.request(t.CPU, regs.ByRole(regs.RolePackageRequest)[0], u); ok {
+					p.HWPRequestPkg = hwpRequest(q)
 				}
 			}
 			if v, ok := b.reg(t.CPU, hwp.MSR_TURBO_RATIO_LIMIT, "MSR_TURBO_RATIO_LIMIT", u); ok {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/topology"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/sampler"
 )
 
@@ -31,10 +32,14 @@ var (
 	descInfoMin     = prometheus.NewDesc(ns+"cpufreq_cpuinfo_min_hertz", "cpufreq cpuinfo_min_freq.", cpuLabels, nil)
 	descInfoMax     = prometheus.NewDesc(ns+"cpufreq_cpuinfo_max_hertz", "cpufreq cpuinfo_max_freq.", cpuLabels, nil)
 
-	descReqMin     = prometheus.NewDesc(ns+"hwp_request_min_perf", "Minimum performance field of IA32_HWP_REQUEST (AMD: MSR_AMD_CPPC_REQ).", cpuLabels, nil)
-	descReqMax     = prometheus.NewDesc(ns+"hwp_request_max_perf", "Maximum performance field of IA32_HWP_REQUEST (AMD: MSR_AMD_CPPC_REQ).", cpuLabels, nil)
-	descReqDesired = prometheus.NewDesc(ns+"hwp_request_desired_perf", "Desired performance field of IA32_HWP_REQUEST (AMD: MSR_AMD_CPPC_REQ); 0 lets the hardware choose.", cpuLabels, nil)
-	descReqEPP     = prometheus.NewDesc(ns+"hwp_request_epp", "Energy-performance preference field of IA32_HWP_REQUEST (AMD: MSR_AMD_CPPC_REQ): 0 performance .. 255 power.", cpuLabels, nil)
+	// requestNames names the request registers in the request
+	// metrics' help: "IA32_HWP_REQUEST (AMD: ...)".
+	requestNames = regs.RequestOf(regs.Intel).Name + " (AMD: " + regs.RequestOf(regs.AMD).Name + ")"
+
+	descReqMin     = prometheus.NewDesc(ns+"hwp_request_min_perf", "Minimum performance field of "+requestNames+".", cpuLabels, nil)
+	descReqMax     = prometheus.NewDesc(ns+"hwp_request_max_perf", "Maximum performance field of "+requestNames+".", cpuLabels, nil)
+	descReqDesired = prometheus.NewDesc(ns+"hwp_request_desired_perf", "Desired performance field of "+requestNames+"; 0 lets the hardware choose.", cpuLabels, nil)
+	descReqEPP     = prometheus.NewDesc(ns+"hwp_request_epp", "Energy-performance preference field of "+requestNames+": 0 performance .. 255 power.", cpuLabels, nil)
 	descCapHighest = prometheus.NewDesc(ns+"hwp_capabilities_highest_perf", "Highest performance of IA32_HWP_CAPABILITIES (AMD: MSR_AMD_CPPC_CAP1).", cpuLabels, nil)
 	descCapGuar    = prometheus.NewDesc(ns+"hwp_capabilities_guaranteed_perf", "Guaranteed performance of IA32_HWP_CAPABILITIES (AMD: nominal performance of MSR_AMD_CPPC_CAP1).", cpuLabels, nil)
 	descCapEff     = prometheus.NewDesc(ns+"hwp_capabilities_most_efficient_perf", "Most efficient performance of IA32_HWP_CAPABILITIES (AMD: lowest non-linear performance).", cpuLabels, nil)

@@ -14,6 +14,7 @@ import (
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/topology"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/sampler"
 	"github.com/hwpprobe/hwpprobe/msr"
@@ -29,9 +30,12 @@ type cpuSettings struct {
 	sample int
 	// cpufreq: the CPU has a cpufreq policy with a scaling_driver.
 	cpufreq bool
-	// Registers: Intel HWP request and capabilities, AMD CPPC request and
-	// CAP1, EPB from the register or else from sysfs.
-	hwpReq, hwpCap, cppcReq, cppcCap, epbMSR, epbFile bool
+	// req is the request register the snapshot read (Intel's, else
+	// AMD's; nil for none).
+	req *regs.Register
+	// Registers: Intel HWP capabilities or AMD CPPC CAP1, EPB from the
+	// register or else from sysfs.
+	hwpCap, cppcCap, epbMSR, epbFile bool
 }
 
 // settingsReader reads, at each refresh, what every CPU is asked for:
@@ -66,14 +70,17 @@ func newSettingsReader(fs sysfs.FS, m msr.Reader, s *snapshot.Snapshot, st *samp
 			if !ok {
 				idx = -1
 			}
+			var req *regs.Register
+			if q, ok := reg.Request(); ok {
+				req = q.Register
+			}
 			r.cpus = append(r.cpus, cpuSettings{
 				cpu:     c.CPU,
 				sample:  idx,
 				labels:  cpuLabelValues(c.CPU, c.Package, coreType(st, idx)),
 				cpufreq: c.Sysfs.ScalingDriver != nil,
-				hwpReq:  reg.HWPRequest != nil,
+				req:     req,
 				hwpCap:  reg.HWPCapabilities != nil,
-				cppcReq: reg.HWPRequest == nil && reg.CPPCReq != nil,
 				cppcCap: reg.HWPCapabilities == nil && reg.CPPCCap1 != nil,
 				epbMSR:  reg.EPB != nil,
 				epbFile: reg.EPB == nil && c.Sysfs.EPB != nil,
@@ -166,7 +173,7 @@ func (r *settingsReader) registers(b *builder, c *cpuSettings, sc *sampler.CPU) 
 			switch {
 			case addr == r.hwpRegister && sc.HWPRequest.OK():
 				return sc.HWPRequest.Raw, true
-			case addr == hwp.MSR_IA32_ENERGY_PERF_BIAS && sc.EPB.OK():
+			case addr == regs.EPB().Address && sc.EPB.OK():
 				return sc.EPB.Raw, true
 			}
 		}
@@ -178,13 +185,11 @@ func (r *settingsReader) registers(b *builder, c *cpuSettings, sc *sampler.CPU) 
 		return v, true
 	}
 	l := c.labels
-	if v, has := read(c.hwpReq, hwp.MSR_IA32_HWP_REQUEST); has {
-		q := hwp.DecodeRequest(v)
-		b.request(l, q.Min, q.Max, q.Desired, q.EPP)
-	}
-	if v, has := read(c.cppcReq, hwp.MSR_AMD_CPPC_REQ); has {
-		q := hwp.DecodeCPPCReq(v)
-		b.request(l, q.Min, q.Max, q.Desired, q.EPP)
+	if c.req != nil {
+		if v, has := read(true, c.req.Address); has {
+			q, _ := regs.RequestFrom(c.req.Address, v)
+			b.request(l, q.Min, q.Max, q.Desired, q.EPP)
+		}
 	}
 	if v, has := read(c.hwpCap, hwp.MSR_IA32_HWP_CAPABILITIES); has {
 		p := hwp.DecodeCapabilities(v)
@@ -194,7 +199,7 @@ func (r *settingsReader) registers(b *builder, c *cpuSettings, sc *sampler.CPU) 
 		p := hwp.DecodeCPPCCap1(v)
 		b.capabilities(l, p.Highest, p.Nominal, p.LowestNonlinear, p.Lowest)
 	}
-	if v, has := read(c.epbMSR, hwp.MSR_IA32_ENERGY_PERF_BIAS); has {
+	if v, has := read(c.epbMSR, regs.EPB().Address); has {
 		b.perf(descEPB, hwp.DecodeEPB(v), l...)
 	}
 	if c.epbFile {

@@ -49,7 +49,9 @@ type RawCPU struct {
 	ThermStatus      uint64
 	// HWPStatus is IA32_HWP_STATUS (0x777).
 	HWPStatus uint64
-	Bad       uint16
+	// Regs are the registers of Setup.CPURegs, in that order.
+	Regs RawRegs
+	Bad  uint16
 	// Time is when APERF, MPERF and TSC were read (the middle of their
 	// reads); the zero Time when the Reader does not time them. The
 	// sampler's interval runs between the mean of these times, the moment
@@ -67,7 +69,23 @@ type RawPkg struct {
 	ThermStatus  uint64
 	LimitReasons uint64
 	PowerLimit   uint64 // MSR_PKG_POWER_LIMIT
-	Bad          uint16
+	// Regs are the registers of Setup.PkgRegs, in that order.
+	Regs RawRegs
+	Bad  uint16
+}
+
+// RawRegs are the values of a list of registers; OK[i] is false where
+// V[i] could not be read.
+type RawRegs struct {
+	V  []uint64
+	OK []bool
+}
+
+func newRawRegs(n int) RawRegs {
+	if n == 0 {
+		return RawRegs{}
+	}
+	return RawRegs{V: make([]uint64, n), OK: make([]bool, n)}
 }
 
 // Raw is one reading of everything a Reader provides. NewRaw sizes it.
@@ -95,6 +113,12 @@ type Setup struct {
 	// CPUs and Packages are in the order of Raw.CPU and Raw.Pkg.
 	CPUs     []Topo
 	Packages []int
+	// CPURegs and PkgRegs are the addresses of the catalog's sampled
+	// registers (regs.Sampled) that have no figure of their own here, read
+	// on every CPU and on each package's first CPU: RawCPU.Regs and
+	// RawPkg.Regs hold their values, CPU.Regs and Package.Regs their
+	// figures.
+	CPURegs, PkgRegs []uint32
 
 	// Counters is the source of APERF, MPERF and TSC (one source for
 	// all three so that their ratios are consistent); TSC may instead
@@ -107,9 +131,8 @@ type Setup struct {
 	Cycles       Source
 	RefCycles    Source
 	HWPRequest   Source
-	// HWPRegister is the MSR behind HWPRequest: 0x774 (Intel
-	// IA32_HWP_REQUEST: min 7:0, max 15:8) or 0xC00102B3 (AMD
-	// MSR_AMD_CPPC_REQ: max 7:0, min 15:8); 0 when absent.
+	// HWPRegister is the MSR behind HWPRequest, one of regs.Requests
+	// (regs.RequestFrom decodes it); 0 when absent.
 	HWPRegister uint32
 	EPB         Source
 	// HWPStatus is the source of IA32_HWP_STATUS (0x777), read on every
@@ -148,7 +171,14 @@ type Reader interface {
 
 // NewRaw returns a Raw sized for s.
 func NewRaw(s *Setup) Raw {
-	return Raw{CPU: make([]RawCPU, len(s.CPUs)), Pkg: make([]RawPkg, len(s.Packages))}
+	r := Raw{CPU: make([]RawCPU, len(s.CPUs)), Pkg: make([]RawPkg, len(s.Packages))}
+	for i := range r.CPU {
+		r.CPU[i].Regs = newRawRegs(len(s.CPURegs))
+	}
+	for i := range r.Pkg {
+		r.Pkg[i].Regs = newRawRegs(len(s.PkgRegs))
+	}
+	return r
 }
 
 // Info returns the serialisable description of the setup.

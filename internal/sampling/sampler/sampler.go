@@ -263,6 +263,7 @@ func (s *Sampler) cpu(c *CPU, i int, dt float64) {
 	if st.HWPStatus != SrcNone && r.Bad&BadHWPStatus == 0 {
 		c.HWPStatus = reg(r.HWPStatus, p.HWPStatus, st.HWPStatus, p.Bad&BadHWPStatus == 0)
 	}
+	c.Regs = addrRegs(st.CPURegs, p.Regs, r.Regs)
 }
 
 // pkg computes one package's figures. Watts are turbostat's
@@ -312,6 +313,18 @@ func (s *Sampler) pkg(pk *Package, i int, dt float64) {
 	if st.PowerLimit != SrcNone && r.Bad&BadPowerLimit == 0 {
 		pk.PowerLimit = reg(r.PowerLimit, p.PowerLimit, st.PowerLimit, p.Bad&BadPowerLimit == 0)
 	}
+	pk.Regs = addrRegs(st.PkgRegs, p.Regs, r.Regs)
+}
+
+// addrRegs builds the figures of the registers at addrs that were read.
+func addrRegs(addrs []uint32, prev, cur RawRegs) []AddrReg {
+	var out []AddrReg
+	for j, a := range addrs {
+		if cur.OK[j] {
+			out = append(out, AddrReg{MSR: a, Reg: reg(cur.V[j], prev.V[j], SrcMSR, prev.OK[j])})
+		}
+	}
+	return out
 }
 
 // reg builds a register figure; the change is known only when the

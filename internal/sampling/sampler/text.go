@@ -11,6 +11,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/topology"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 )
 
 // ErrUnknownColumn is wrapped by ParseColumns for a name it does not know.
@@ -51,19 +52,21 @@ func num(v Value, prec int) string {
 type field func(raw uint64) uint8
 
 // requestFields returns the min, max, desired and EPP fields of the
-// request register reg: IA32_HWP_REQUEST, or MSR_AMD_CPPC_REQ, whose min
-// and max sit the other way round (docs/kernel-facts.md section 2).
+// request register reg, read through the catalog's vendor-neutral
+// regs.Request. A register that is not a request register (0 in samples
+// written before Info.HWPRegister existed) is read as Intel's.
 func requestFields(reg uint32) (min, max, des, epp field) {
-	if reg == hwp.MSR_AMD_CPPC_REQ {
-		return func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).Min },
-			func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).Max },
-			func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).Desired },
-			func(v uint64) uint8 { return hwp.DecodeCPPCReq(v).EPP }
+	if _, ok := regs.RequestFrom(reg, 0); !ok {
+		reg = regs.RequestOf(regs.Intel).Address
 	}
-	return func(v uint64) uint8 { return hwp.DecodeRequest(v).Min },
-		func(v uint64) uint8 { return hwp.DecodeRequest(v).Max },
-		func(v uint64) uint8 { return hwp.DecodeRequest(v).Desired },
-		func(v uint64) uint8 { return hwp.DecodeRequest(v).EPP }
+	get := func(f func(regs.Request) uint8) field {
+		return func(v uint64) uint8 {
+			q, _ := regs.RequestFrom(reg, v)
+			return f(q)
+		}
+	}
+	return get(func(q regs.Request) uint8 { return q.Min }), get(func(q regs.Request) uint8 { return q.Max }),
+		get(func(q regs.Request) uint8 { return q.Desired }), get(func(q regs.Request) uint8 { return q.EPP })
 }
 
 // hwpColumns are the request's columns for register reg, in table order.

@@ -181,9 +181,10 @@ type CPU struct {
 	// CoreTmp is TjMax minus IA32_THERM_STATUS's digital readout, °C.
 	CoreTmp Value `json:"core_tmp"`
 
-	// HWPRequest is IA32_HWP_REQUEST (0x774) or, on AMD, MSR_AMD_CPPC_REQ.
+	// HWPRequest is the request register (regs.Requests): Intel's
+	// IA32_HWP_REQUEST or AMD's CPPC request; Info.HWPRegister says which.
 	HWPRequest Reg `json:"hwp_request"`
-	// EPB is IA32_ENERGY_PERF_BIAS (0x1B0).
+	// EPB is IA32_ENERGY_PERF_BIAS (regs.EPB).
 	EPB Reg `json:"epb"`
 	// HWPStatus is IA32_HWP_STATUS (0x777) as read at the end of the
 	// interval. Its bits are sticky: set by the hardware and cleared only
@@ -193,6 +194,10 @@ type CPU struct {
 	// the request's minimum at some time since the last clear, which may
 	// be before this interval.
 	HWPStatus Reg `json:"hwp_status"`
+	// Regs are the registers of Setup.CPURegs that were read, in that
+	// order. They are recorded (package recorder) but not part of this
+	// JSON form.
+	Regs []AddrReg `json:"-"`
 
 	// Counts holds the deltas the figures were computed from.
 	Counts Counts `json:"counts"`
@@ -222,6 +227,14 @@ type Package struct {
 	// PowerLimit is MSR_PKG_POWER_LIMIT (0x610), read on the package's
 	// first CPU: PL1 and PL2 in force.
 	PowerLimit Reg `json:"power_limit"`
+	// Regs are the registers of Setup.PkgRegs that were read, as CPU.Regs.
+	Regs []AddrReg `json:"-"`
+}
+
+// AddrReg is a register figure with its address.
+type AddrReg struct {
+	MSR uint32
+	Reg
 }
 
 // Summary aggregates the CPUs of one core type (or, with Type topology.All,
@@ -316,8 +329,8 @@ type Info struct {
 	Sources map[string]Source `json:"sources"`
 	// Notes explain absent and qualified figures.
 	Notes []Note `json:"notes,omitempty"`
-	// HWPRegister is the register CPU.HWPRequest holds: 0x774 (Intel
-	// IA32_HWP_REQUEST) or 0xC00102B3 (AMD MSR_AMD_CPPC_REQ, whose
-	// minimum and maximum fields are swapped); 0 when absent.
+	// HWPRegister is the address of the register CPU.HWPRequest holds, one
+	// of regs.Requests (Intel's IA32_HWP_REQUEST, or AMD's CPPC request,
+	// whose minimum and maximum fields are swapped); 0 when absent.
 	HWPRegister uint32 `json:"hwp_register,omitempty"`
 }

@@ -3,7 +3,12 @@
 package source
 
 import (
+	"fmt"
+	"slices"
+	"strings"
+
 	"github.com/hwpprobe/hwpprobe/hwp"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/sampler"
 	"github.com/hwpprobe/hwpprobe/rapl"
 )
@@ -13,18 +18,30 @@ import (
 func (s *Set) probeRegisters() {
 	st := &s.setup
 	c0 := st.CPUs[0].CPU
-	if _, err := s.probeMSR(c0, hwp.MSR_IA32_HWP_REQUEST); err == nil {
-		s.hwpReg, st.HWPRequest = hwp.MSR_IA32_HWP_REQUEST, sampler.SrcMSR
-	} else if _, err2 := s.probeMSR(c0, hwp.MSR_AMD_CPPC_REQ); err2 == nil {
-		s.hwpReg, st.HWPRequest = hwp.MSR_AMD_CPPC_REQ, sampler.SrcMSR
-	} else {
-		s.note("HWP_REQUEST", "%s", msrReason("IA32_HWP_REQUEST (0x774) and MSR_AMD_CPPC_REQ", err))
+	// The first request register that reads (Intel's, then AMD's).
+	var names []string
+	var firstErr error
+	for _, r := range regs.Requests() {
+		_, err := s.probeMSR(c0, r.Address)
+		if err == nil {
+			s.hwpReg, st.HWPRequest = r.Address, sampler.SrcMSR
+			break
+		}
+		if firstErr == nil {
+			names = append(names, regLabel(r))
+			firstErr = err
+		} else {
+			names = append(names, r.Name)
+		}
+	}
+	if s.hwpReg == 0 {
+		s.note("HWP_REQUEST", "%s", msrReason(strings.Join(names, " and "), firstErr))
 	}
 	st.HWPRegister = s.hwpReg
-	if _, err := s.probeMSR(c0, hwp.MSR_IA32_ENERGY_PERF_BIAS); err == nil {
+	if _, err := s.probeMSR(c0, regs.EPB().Address); err == nil {
 		st.EPB = sampler.SrcMSR
 	} else {
-		s.note("EPB", "%s", msrReason("IA32_ENERGY_PERF_BIAS (0x1B0)", err))
+		s.note("EPB", "%s", msrReason(regLabel(regs.EPB()), err))
 	}
 	// TjMax: MSR_TEMPERATURE_TARGET bits 23:16 (turbostat
 	// set_temperature_target); without it turbostat assumes 100 °C.
@@ -70,5 +87,34 @@ func (s *Set) probeRegisters() {
 		st.PowerLimit = sampler.SrcMSR
 	} else {
 		s.note("POWER_LIMIT", "%s", msrReason("MSR_PKG_POWER_LIMIT (0x610)", err))
+	}
+}
+
+// regLabel names a register as the notes do: "NAME (0xADDRESS)".
+func regLabel(r *regs.Register) string { return fmt.Sprintf("%s (0x%X)", r.Name, r.Address) }
+
+// probeSampled finds the catalog's other sampled registers (regs.Sampled):
+// those the figures above do not already read. Each that reads on the
+// first CPU (package registers: on the first package's CPU) is read every
+// interval into RawCPU.Regs or RawPkg.Regs; one that does not is left out
+// without a note, as registers of the other vendor are.
+func (s *Set) probeSampled() {
+	st := &s.setup
+	figures := []uint32{regs.EPB().Address, hwp.MSR_IA32_HWP_STATUS, hwp.MSR_IA32_PACKAGE_THERM_STATUS,
+		hwp.MSR_CORE_PERF_LIMIT_REASONS, rapl.MSR_PKG_POWER_LIMIT}
+	for _, r := range regs.Requests() {
+		figures = append(figures, r.Address)
+	}
+	for _, r := range regs.Sampled() {
+		if slices.Contains(figures, r.Address) {
+			continue
+		}
+		if r.Scope == regs.Package {
+			if _, err := s.probeMSR(s.pkgs[0].cpu, r.Address); err == nil {
+				st.PkgRegs = append(st.PkgRegs, r.Address)
+			}
+		} else if _, err := s.probeMSR(st.CPUs[0].CPU, r.Address); err == nil {
+			st.CPURegs = append(st.CPURegs, r.Address)
+		}
 	}
 }

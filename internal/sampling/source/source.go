@@ -35,6 +35,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/sampler"
 	"github.com/hwpprobe/hwpprobe/msr"
 	"github.com/hwpprobe/hwpprobe/perfcount"
@@ -79,7 +80,7 @@ type Set struct {
 	cpus []cpuSrc
 	pkgs []pkgSrc
 
-	hwpReg   uint32 // IA32_HWP_REQUEST or MSR_AMD_CPPC_REQ
+	hwpReg   uint32 // the request register that reads (regs.Requests)
 	tscHz    float64
 	syscalls uint64
 	closers  []func() error
@@ -152,6 +153,7 @@ func Open(cfg Config) (*Set, error) {
 		}
 	}
 	s.probeRegisters()
+	s.probeSampled()
 	s.probeHWPStatus(cfg.CPUID)
 	s.probeLimitTable(cfg.CPUID)
 	s.probeCounters(cfg)
@@ -271,7 +273,7 @@ func (s *Set) Read(r *sampler.Raw) error {
 			}
 		}
 		if st.EPB != sampler.SrcNone {
-			if rc.EPB, ok = s.readMSR(cs.cpu, hwp.MSR_IA32_ENERGY_PERF_BIAS); !ok {
+			if rc.EPB, ok = s.readMSR(cs.cpu, regs.EPB().Address); !ok {
 				rc.Bad |= sampler.BadEPB
 			}
 		}
@@ -281,6 +283,7 @@ func (s *Set) Read(r *sampler.Raw) error {
 			}
 		}
 		s.readHWPStatus(cs.cpu, rc)
+		s.readRegs(cs.cpu, st.CPURegs, rc.Regs)
 	}
 	for i := range s.pkgs {
 		ps, rp := &s.pkgs[i], &r.Pkg[i]
@@ -304,8 +307,16 @@ func (s *Set) Read(r *sampler.Raw) error {
 				rp.Bad |= sampler.BadPowerLimit
 			}
 		}
+		s.readRegs(ps.cpu, st.PkgRegs, rp.Regs)
 	}
 	return nil
+}
+
+// readRegs reads the registers at addrs on cpu into out.
+func (s *Set) readRegs(cpu int, addrs []uint32, out sampler.RawRegs) {
+	for j, a := range addrs {
+		out.V[j], out.OK[j] = s.readMSR(cpu, a)
+	}
 }
 
 func (s *Set) closeAll() error {

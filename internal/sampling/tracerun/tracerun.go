@@ -249,7 +249,7 @@ func LossWarning(lost, missed uint64) string {
 }
 
 // Describe says what is traced, for stderr: "writes of
-// IA32_HWP_REQUEST (0x774) on CPUs 0-3, and power:cpu_frequency, for 1s".
+// IA32_PERF_CTL (0x199) on CPUs 0-3, and power:cpu_frequency, for 1s".
 func Describe(cfg Config) string {
 	o := cfg.Tracer
 	names := make([]string, len(o.MSRs))

@@ -5,6 +5,7 @@ package recorder
 import (
 	"github.com/hwpprobe/hwpprobe/hwp"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
+	catalog "github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/sampler"
 	"github.com/hwpprobe/hwpprobe/rapl"
 )
@@ -13,24 +14,26 @@ import (
 // recording.SamplerCPUColumns and SamplerPackageColumns, each figure
 // rounded to its recording.FigureDecimals. A figure that is absent or whose counter reads zero
 // (sampler.Value.OK false) becomes NA. hwpReg is
-// the MSR the sampler's HWPRequest came from (hwp.MSR_IA32_HWP_REQUEST, or
-// hwp.MSR_AMD_CPPC_REQ on AMD).
+// the MSR the sampler's HWPRequest came from (one of regs.Requests). The
+// registers the sampler reads for the catalog (CPU.Regs, Package.Regs)
+// follow the ones it has figures for.
 func FromSampler(s *sampler.Sample, hwpReg uint32) recording.Sample {
 	out := recording.Sample{TimeNs: s.Time.UnixNano(), IntervalNs: int64(s.Interval),
 		CPUs: make([]recording.CPURow, len(s.CPUs)), Packages: make([]recording.PackageRow, len(s.Packages)),
 		Summaries: make([]recording.SummaryRow, len(s.Summaries))}
+	epb := catalog.EPB().Address
 	for i := range s.CPUs {
 		c := &s.CPUs[i]
 		out.CPUs[i] = recording.CPURow{CPU: c.CPU, Core: c.Core, Package: c.Package, CoreType: string(c.Type),
 			Values: cpuValues(c.AvgMHz, c.BusyPct, c.BzyMHz, c.TSCMHz, c.IPC, c.CoreTmp),
-			Regs: regs(reg{hwpReg, c.HWPRequest}, reg{hwp.MSR_IA32_ENERGY_PERF_BIAS, c.EPB},
+			Regs: regs(c.Regs, reg{hwpReg, c.HWPRequest}, reg{epb, c.EPB},
 				reg{hwp.MSR_IA32_HWP_STATUS, c.HWPStatus})}
 	}
 	for i := range s.Packages {
 		p := &s.Packages[i]
 		out.Packages[i] = recording.PackageRow{Package: p.Package,
 			Values: packageValues(p.PkgWatt, p.CorWatt, p.GFXWatt, p.RAMWatt, p.SysWatt, p.PkgTmp),
-			Regs: regs(reg{hwp.MSR_CORE_PERF_LIMIT_REASONS, p.LimitReasons}, reg{hwp.MSR_IA32_PACKAGE_THERM_STATUS, p.ThermStatus},
+			Regs: regs(p.Regs, reg{hwp.MSR_CORE_PERF_LIMIT_REASONS, p.LimitReasons}, reg{hwp.MSR_IA32_PACKAGE_THERM_STATUS, p.ThermStatus},
 				reg{rapl.MSR_PKG_POWER_LIMIT, p.PowerLimit})}
 	}
 	for i := range s.Summaries {
@@ -81,12 +84,16 @@ type reg struct {
 	r   sampler.Reg
 }
 
-func regs(rs ...reg) []recording.Reg {
+// regs returns the registers of rs that were read, then those of extra.
+func regs(extra []sampler.AddrReg, rs ...reg) []recording.Reg {
 	var out []recording.Reg
 	for _, r := range rs {
 		if r.r.OK() {
 			out = append(out, recording.Reg{MSR: r.msr, Value: r.r.Raw})
 		}
+	}
+	for _, g := range extra {
+		out = append(out, recording.Reg{MSR: g.MSR, Value: g.Raw})
 	}
 	return out
 }

@@ -86,7 +86,7 @@ func traceOptions(o SetupOptions) ebpf.Options {
 func (s *Setup) Config(c Config) Config {
 	if s.set != nil {
 		// The sources chose the request register they read
-		// (IA32_HWP_REQUEST or MSR_AMD_CPPC_REQ, whichever the CPU answers).
+		// (the first of regs.Requests that the CPU answers).
 		c.HWPReg = s.set.Setup().Info().HWPRegister
 		set := s.set
 		c.OpenSampler = func() (Sampler, *recording.Figures, error) {
