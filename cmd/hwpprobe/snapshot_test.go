@@ -70,9 +70,7 @@ func snapshotThisMachine(t *testing.T) {
 // missing and takes core types from sysfs.
 func TestSnapshotFixture(t *testing.T) {
 	root, _ := emutest.Root(t, "mtl-165u")
-	// A kernel release with no msr module under the root's lib/modules:
-	// the kernel has no msr driver at all (msr.HasDriver).
-	emutest.Set(t, root, "proc/sys/kernel/osrelease", "6.18.0-hwpprobe-fixture")
+	emutest.NoMSRDriver(t, root) // the kernel has no msr driver at all
 	stdout, stderr, code := runBin(t, "--root", root, "snapshot")
 	if code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, stderr)

@@ -8,10 +8,16 @@
 package emutest
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hwpprobe/hwpprobe/msr"
+	"github.com/hwpprobe/hwpprobe/rapl"
 
 	"github.com/hwpprobe/hwpprobe/internal/emu"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
@@ -59,5 +65,75 @@ func Set(tb testing.TB, root, path, content string) {
 	}
 	if err := os.WriteFile(p, []byte(content+"\n"), 0o644); err != nil {
 		tb.Fatal(err)
+	}
+}
+
+// Remove deletes the file or directory path under root and everything
+// below it: a test's change to the tree Root wrote.
+func Remove(tb testing.TB, root, path string) {
+	tb.Helper()
+	if err := os.RemoveAll(filepath.Join(root, path)); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// NoMSRDriver writes a kernel release under root with no msr module
+// under its lib/modules: msr.HasDriver then finds no msr driver at all,
+// as on the development VMs. The emulator does not serve
+// proc/sys/kernel (it is the host kernel's), so a tree Root wrote has
+// none.
+func NoMSRDriver(tb testing.TB, root string) {
+	tb.Helper()
+	Set(tb, root, "proc/sys/kernel/osrelease", "6.18.0-hwpprobe-fixture")
+}
+
+// Registers reads every register the machine's description lists on
+// every online CPU, now, into an msr.Map: a copy a test can change
+// (set, clear or delete a register) before handing it to a reader, as
+// WriteTree's files are a copy of the tree. Registers the CPU lacks
+// (EIO) are left out, as msr.Map then answers msr.ErrUnsupported.
+func Registers(tb testing.TB, m *emu.Machine) msr.Map {
+	tb.Helper()
+	out := msr.Map{}
+	d := m.Description()
+	for n := range d.NumCPUs() {
+		regs, online := map[uint32]uint64{}, true
+		for _, r := range d.MSRs {
+			v, err := m.ReadMSR(n, r.Addr)
+			if errors.Is(err, syscall.ENXIO) { // offline: absent from the map
+				online = false
+				break
+			}
+			if errors.Is(err, syscall.EIO) {
+				continue
+			}
+			if err != nil {
+				tb.Fatal(err)
+			}
+			regs[r.Addr] = v
+		}
+		if online {
+			out[n] = regs
+		}
+	}
+	return out
+}
+
+// Powercap writes the RAPL zone sys/class/powercap/<id> under root (for
+// example "intel-rapl-mmio:0", name "package-0"): enabled, and
+// constraint_0 (long_term, PL1) and constraint_1 (short_term, PL2)
+// converted from a MSR_PKG_POWER_LIMIT value with the RAPL power unit
+// register units as drivers/powercap/intel_rapl_common.c does
+// (rapl.PowercapConstraints).
+func Powercap(tb testing.TB, root, id, name string, powerLimit, units uint64) {
+	tb.Helper()
+	dir := "sys/class/powercap/" + id + "/"
+	Set(tb, root, dir+"name", name)
+	Set(tb, root, dir+"enabled", "1")
+	for i, c := range rapl.PowercapConstraints(powerLimit, units) {
+		pre := fmt.Sprintf("%sconstraint_%d_", dir, i)
+		Set(tb, root, pre+"name", c.Name)
+		Set(tb, root, pre+"power_limit_uw", fmt.Sprint(c.PowerLimitUW))
+		Set(tb, root, pre+"time_window_us", fmt.Sprint(c.TimeWindowUS))
 	}
 }

@@ -10,20 +10,65 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hwpprobe/hwpprobe/internal/fixture"
+	"github.com/hwpprobe/hwpprobe/internal/emu/emutest"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 	"github.com/hwpprobe/hwpprobe/msr"
 )
 
-// build writes m under a temporary root and snapshots it with m's
-// in-memory registers and CPUID leaves, as root.
-func build(t *testing.T, m *fixture.Machine, spec string) *Snapshot {
+// machine is a test machine: the tree of an emulator description in
+// testdata, written under root, which a test may change, and the
+// machine's registers (a copy the test may change) and CPUID leaves.
+type machine struct {
+	tb    testing.TB
+	root  string
+	MSR   msr.Map
+	CPUID emutest.CPUID
+}
+
+// load writes the description testdata/<name>.yaml under a temporary
+// root. The tree stands for the machine it describes, not for hwpemu,
+// so the emulated marker goes; and its kernel has no msr driver.
+func load(tb testing.TB, name string) *machine {
+	tb.Helper()
+	root, m := emutest.Root(tb, "testdata/"+name+".yaml")
+	emutest.Remove(tb, root, sysfs.EmulatedMarker)
+	emutest.NoMSRDriver(tb, root)
+	return &machine{tb: tb, root: root, MSR: emutest.Registers(tb, m), CPUID: emutest.CPUID{M: m}}
+}
+
+// meteorLakeU is the Core Ultra 7 165U under intel_pstate active mode,
+// consistent everywhere (testdata/mtl-165u-snapshot.yaml).
+func meteorLakeU(tb testing.TB) *machine { return load(tb, "mtl-165u-snapshot") }
+
+// zen4 is the Ryzen 5 7600 under amd-pstate active mode, consistent
+// everywhere (testdata/zen4-7600-snapshot.yaml).
+func zen4(tb testing.TB) *machine { return load(tb, "zen4-7600-snapshot") }
+
+// bareVM is the development VM: no cpufreq, no msr driver
+// (testdata/vm-bare-snapshot.yaml).
+func bareVM(tb testing.TB) *machine { return load(tb, "vm-bare-snapshot") }
+
+// Set sets a file's content (a trailing newline is added, as sysfs has).
+func (m *machine) Set(path, content string) { emutest.Set(m.tb, m.root, path, content) }
+
+// CPUFile sets a file of cpuN: CPUFile(3, "cpufreq/scaling_governor", "powersave").
+func (m *machine) CPUFile(cpu int, rel, content string) {
+	m.Set(fmt.Sprintf("sys/devices/system/cpu/cpu%d/%s", cpu, rel), content)
+}
+
+// Remove deletes the file or directory path.
+func (m *machine) Remove(path string) { emutest.Remove(m.tb, m.root, path) }
+
+// Powercap adds the powercap zone id with the limits of the
+// MSR_PKG_POWER_LIMIT value powerLimit in the machine's RAPL units.
+func (m *machine) Powercap(id, name string, powerLimit uint64) {
+	emutest.Powercap(m.tb, m.root, id, name, powerLimit, m.MSR[0][0x606])
+}
+
+// build snapshots m's tree with its registers and CPUID leaves, as root.
+func build(t *testing.T, m *machine, spec string) *Snapshot {
 	t.Helper()
-	root := t.TempDir()
-	if err := m.Write(root); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Build(Sources{FS: sysfs.NewFS(root), MSR: m.MSR, CPUID: m.CPUID, EUID: 0}, spec)
+	s, err := Build(Sources{FS: sysfs.NewFS(m.root), MSR: m.MSR, CPUID: m.CPUID, EUID: 0}, spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +120,7 @@ func cpu(t *testing.T, s *Snapshot, n int) CPU {
 }
 
 func TestMeteorLakeConsistent(t *testing.T) {
-	s := build(t, fixture.MeteorLakeU(), "")
+	s := build(t, meteorLakeU(t), "")
 	want := []groupSummary{{"P-core", "0-3"}, {"E-core", "4-11"}, {"LP E-core", "12-13"}}
 	if diff := cmp.Diff(want, groups(s)); diff != "" {
 		t.Errorf("groups (-want +got):\n%s", diff)
@@ -145,80 +190,81 @@ func TestMeteorLakeFindings(t *testing.T) {
 		epb  = 0x1b0
 		misc = 0x1a0
 		pm   = 0x770
+		// IA32_HWP_CAPABILITIES: Highest_Performance in bits 7:0.
+		hwpCap = 0x771
 	)
 	tests := []struct {
 		name   string
-		mutate func(m *fixture.Machine)
+		mutate func(m *machine)
 		want   []checkSummary
 	}{
-		{"register EPP 0 under balance_performance", func(m *fixture.Machine) {
+		{"register EPP 0 under balance_performance", func(m *machine) {
 			m.MSR[5][req] = 0x00002604 // EPP 0, max 38, min 4
 		}, []checkSummary{{KindDisagreement, "epp", "5"}}},
-		{"numeric EPP string matches", func(m *fixture.Machine) {
+		{"numeric EPP string matches", func(m *machine) {
 			m.CPUFile(5, "cpufreq/energy_performance_preference", "64")
 		}, []checkSummary{}},
-		{"numeric EPP string differs", func(m *fixture.Machine) {
+		{"numeric EPP string differs", func(m *machine) {
 			m.CPUFile(5, "cpufreq/energy_performance_preference", "100")
 		}, []checkSummary{{KindDisagreement, "epp", "5"}}},
-		{"performance governor as the kernel writes it", func(m *fixture.Machine) {
-			for _, ct := range fixture.MeteorLake165U() {
-				for _, c := range ct.CPUs {
-					m.CPUFile(c, "cpufreq/scaling_governor", "performance")
-					// EPP 0 is not in Meteor Lake's table (performance is 16),
-					// so show_energy_performance_preference() prints index 0,
-					// "default".
-					m.CPUFile(c, "cpufreq/energy_performance_preference", "default")
-					m.MSR[c][req] = uint64(ct.Highest)<<8 | uint64(ct.Highest) // EPP 0, min = max
-				}
+		{"performance governor as the kernel writes it", func(m *machine) {
+			for c, regs := range m.MSR {
+				m.CPUFile(c, "cpufreq/scaling_governor", "performance")
+				// EPP 0 is not in Meteor Lake's table (performance is 16),
+				// so show_energy_performance_preference() prints index 0,
+				// "default".
+				m.CPUFile(c, "cpufreq/energy_performance_preference", "default")
+				highest := regs[hwpCap] & 0xff
+				regs[req] = highest<<8 | highest // EPP 0, min = max
 			}
 		}, []checkSummary{{KindNote, "performance_policy", "0-3"}, {KindNote, "performance_policy", "4-11"}, {KindNote, "performance_policy", "12-13"}}},
-		{"performance governor but EPP left at 64", func(m *fixture.Machine) {
+		{"performance governor but EPP left at 64", func(m *machine) {
 			m.CPUFile(2, "cpufreq/scaling_governor", "performance")
 			m.MSR[2][req] = 64<<24 | 62<<8 | 62
 		}, []checkSummary{{KindDisagreement, "performance_policy", "2"}}},
-		{"EPB sysfs 6, register 0", func(m *fixture.Machine) {
+		{"EPB sysfs 6, register 0", func(m *machine) {
 			m.MSR[13][epb] = 0
 		}, []checkSummary{{KindDisagreement, "epb", "13"}}},
-		{"scaling_max_freq 2 GHz but HWP max still highest", func(m *fixture.Machine) {
+		{"scaling_max_freq 2 GHz but HWP max still highest", func(m *machine) {
 			m.CPUFile(4, "cpufreq/scaling_max_freq", "2000000")
 		}, []checkSummary{{KindDisagreement, "scaling_max_freq", "4"}}},
-		{"scaling_max_freq 2 GHz honoured (E-core level 20)", func(m *fixture.Machine) {
+		{"scaling_max_freq 2 GHz honoured (E-core level 20)", func(m *machine) {
 			m.CPUFile(4, "cpufreq/scaling_max_freq", "2000000")
 			m.MSR[4][req] = 64<<24 | 20<<8 | 4
 		}, []checkSummary{}},
-		{"max_perf_pct 50 not applied", func(m *fixture.Machine) {
+		{"max_perf_pct 50 not applied", func(m *machine) {
 			m.Set("sys/devices/system/cpu/intel_pstate/max_perf_pct", "50")
 		}, []checkSummary{ // one per core type: the levels differ
 			{KindDisagreement, "scaling_max_freq", "0-3"},
 			{KindDisagreement, "scaling_max_freq", "4-11"},
 			{KindDisagreement, "scaling_max_freq", "12-13"},
 		}},
-		{"scaling_min_freq raised on a P-core", func(m *fixture.Machine) {
+		{"scaling_min_freq raised on a P-core", func(m *machine) {
 			m.CPUFile(1, "cpufreq/scaling_min_freq", "4900000")
 		}, []checkSummary{{KindDisagreement, "scaling_min_freq", "1"}}},
-		{"firmware turbo disable with no_turbo 0", func(m *fixture.Machine) {
+		{"firmware turbo disable with no_turbo 0", func(m *machine) {
 			m.MSR[0][misc] |= 1 << 38
 		}, []checkSummary{{KindDisagreement, "no_turbo", "0"}}},
-		{"HWP disabled in IA32_PM_ENABLE", func(m *fixture.Machine) {
+		{"HWP disabled in IA32_PM_ENABLE", func(m *machine) {
 			m.MSR[1][pm] = 0
 		}, []checkSummary{{KindDisagreement, "hwp_enable", "1"}}},
-		{"powercap PL1 differs from MSR_PKG_POWER_LIMIT", func(m *fixture.Machine) {
+		{"powercap PL1 differs from MSR_PKG_POWER_LIMIT", func(m *machine) {
 			m.Set("sys/class/powercap/intel-rapl:0/constraint_0_power_limit_uw", "28000000")
 		}, []checkSummary{{KindDisagreement, "power_limit", "0-13"}}},
-		{"MMIO copy of the limits differs", func(m *fixture.Machine) {
-			m.Powercap("intel-rapl-mmio:0", "package-0", 0x42820800218078, fixture.RAPLUnitIntel) // PL1 15 W
+		{"MMIO copy of the limits differs", func(m *machine) {
+			m.Powercap("intel-rapl-mmio:0", "package-0", 0x42820800218078) // PL1 15 W
 		}, []checkSummary{{KindNote, "power_limit_mmio", "0-13"}}},
-		{"Package_Control set", func(m *fixture.Machine) {
+		{"Package_Control set", func(m *machine) {
 			m.MSR[6][req] |= 1 << 42
 		}, []checkSummary{{KindNote, "package_control", "6"}}},
-		{"HWP_REQUEST EIO: n/a, not compared", func(m *fixture.Machine) {
+		{"HWP_REQUEST EIO: n/a, not compared", func(m *machine) {
 			delete(m.MSR[3], req)
 			m.MSR[3][epb] = 15
 		}, []checkSummary{{KindDisagreement, "epb", "3"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := fixture.MeteorLakeU()
+			m := meteorLakeU(t)
 			tt.mutate(m)
 			s := build(t, m, "")
 			if diff := cmp.Diff(tt.want, checks(s)); diff != "" {
@@ -229,7 +275,7 @@ func TestMeteorLakeFindings(t *testing.T) {
 }
 
 func TestNoTurbo(t *testing.T) {
-	m := fixture.MeteorLakeU()
+	m := meteorLakeU(t)
 	m.Set("sys/devices/system/cpu/intel_pstate/no_turbo", "1")
 	// With no_turbo=1 the kernel lowers cpuinfo_max_freq and scaling_max_freq
 	// to the guaranteed level (21 x 80 MHz on the P-core).
@@ -245,7 +291,7 @@ func TestNoTurbo(t *testing.T) {
 }
 
 func TestUnimplementedRegisterIsNA(t *testing.T) {
-	m := fixture.MeteorLakeU()
+	m := meteorLakeU(t)
 	delete(m.MSR[3], 0x774)
 	s := build(t, m, "3")
 	c := cpu(t, s, 3)
@@ -272,11 +318,8 @@ func TestUnimplementedRegisterIsNA(t *testing.T) {
 }
 
 func TestCoreTypesFromSysfs(t *testing.T) {
-	m := fixture.MeteorLakeU()
-	root := t.TempDir()
-	if err := m.Write(root); err != nil {
-		t.Fatal(err)
-	}
+	m := meteorLakeU(t)
+	root := m.root
 	// No cpuid device (nil reader): the hybrid PMU lists and the cache
 	// directories tell the same groups.
 	s, err := Build(Sources{FS: sysfs.NewFS(root), MSR: m.MSR}, "")
@@ -296,7 +339,7 @@ func TestCoreTypesFromSysfs(t *testing.T) {
 }
 
 func TestZen4(t *testing.T) {
-	s := build(t, fixture.Zen4(), "")
+	s := build(t, zen4(t), "")
 	if diff := cmp.Diff([]groupSummary{{"all", "0-11"}}, groups(s)); diff != "" {
 		t.Errorf("groups (-want +got):\n%s", diff)
 	}
@@ -323,37 +366,37 @@ func TestZen4(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		mutate func(m *fixture.Machine)
+		mutate func(m *machine)
 		want   []checkSummary
 	}{
-		{"register EPP 0 under balance_performance", func(m *fixture.Machine) {
+		{"register EPP 0 under balance_performance", func(m *machine) {
 			m.MSR[7][0xC00102B3] = 0x00000fa6
 		}, []checkSummary{{KindDisagreement, "epp", "7"}}},
-		{"balance_power is 0xBF on amd-pstate", func(m *fixture.Machine) {
+		{"balance_power is 0xBF on amd-pstate", func(m *machine) {
 			m.CPUFile(7, "cpufreq/energy_performance_preference", "balance_power")
 			m.MSR[7][0xC00102B3] = 0xbf000fa6
 		}, []checkSummary{}},
-		{"scaling_max_freq halved but CPPC_REQ max still highest", func(m *fixture.Machine) {
+		{"scaling_max_freq halved but CPPC_REQ max still highest", func(m *machine) {
 			m.CPUFile(5, "cpufreq/scaling_max_freq", "2550000")
 		}, []checkSummary{{KindDisagreement, "scaling_max_freq", "5"}}},
-		{"scaling_max_freq halved and honoured (166 / 2 = 83)", func(m *fixture.Machine) {
+		{"scaling_max_freq halved and honoured (166 / 2 = 83)", func(m *machine) {
 			m.CPUFile(5, "cpufreq/scaling_max_freq", "2550000")
 			m.MSR[5][0xC00102B3] = 0x80000f53
 		}, []checkSummary{}},
-		{"scaling_min_freq raised, CPPC_REQ min left at lowest", func(m *fixture.Machine) {
+		{"scaling_min_freq raised, CPPC_REQ min left at lowest", func(m *machine) {
 			m.CPUFile(6, "cpufreq/scaling_min_freq", "3000000")
 		}, []checkSummary{{KindDisagreement, "scaling_min_freq", "6"}}},
-		{"boost off: limits not compared (scaled by nominal_perf)", func(m *fixture.Machine) {
+		{"boost off: limits not compared (scaled by nominal_perf)", func(m *machine) {
 			m.Set("sys/devices/system/cpu/cpufreq/boost", "0")
 			m.CPUFile(5, "cpufreq/scaling_max_freq", "2550000")
 		}, []checkSummary{}},
-		{"performance governor keeps EPP 0x80", func(m *fixture.Machine) {
+		{"performance governor keeps EPP 0x80", func(m *machine) {
 			m.CPUFile(3, "cpufreq/scaling_governor", "performance")
 		}, []checkSummary{{KindDisagreement, "performance_policy", "3"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			m := fixture.Zen4()
+			m := zen4(t)
 			tt.mutate(m)
 			if diff := cmp.Diff(tt.want, checks(build(t, m, ""))); diff != "" {
 				t.Errorf("findings (-want +got):\n%s", diff)
@@ -365,11 +408,8 @@ func TestZen4(t *testing.T) {
 func ptr[T any](v T) *T { return &v }
 
 func TestBareVM(t *testing.T) {
-	m := fixture.BareVM()
-	root := t.TempDir()
-	if err := m.Write(root); err != nil {
-		t.Fatal(err)
-	}
+	m := bareVM(t)
+	root := m.root
 	dev := msr.Open(root) // the tree has no dev/cpu/N/msr and no msr module
 	s, err := Build(Sources{FS: sysfs.NewFS(root), MSR: dev, CPUID: m.CPUID, EUID: 0}, "")
 	if err != nil {
@@ -415,12 +455,9 @@ func TestBareVM(t *testing.T) {
 }
 
 func TestSelection(t *testing.T) {
-	m := fixture.MeteorLakeU()
+	m := meteorLakeU(t)
 	m.Set("sys/devices/system/cpu/online", "0-12")
-	root := t.TempDir()
-	if err := m.Write(root); err != nil {
-		t.Fatal(err)
-	}
+	root := m.root
 	src := Sources{FS: sysfs.NewFS(root), MSR: m.MSR, CPUID: m.CPUID}
 	for _, spec := range []string{"x", "0-", "3-1", "14", "13", "0,13"} {
 		if _, err := Build(src, spec); !errors.Is(err, ErrBadCPUList) {
@@ -444,11 +481,8 @@ func TestSelection(t *testing.T) {
 }
 
 func TestNotRootReported(t *testing.T) {
-	m := fixture.MeteorLakeU()
-	root := t.TempDir()
-	if err := m.Write(root); err != nil {
-		t.Fatal(err)
-	}
+	m := meteorLakeU(t)
+	root := m.root
 	s, err := Build(Sources{FS: sysfs.NewFS(root), MSR: msr.Open(root), EUID: 1000}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +493,7 @@ func TestNotRootReported(t *testing.T) {
 }
 
 func TestJSONHex(t *testing.T) {
-	s := build(t, fixture.MeteorLakeU(), "0")
+	s := build(t, meteorLakeU(t), "0")
 	j, err := json.Marshal(s)
 	if err != nil {
 		t.Fatal(err)
@@ -480,7 +514,7 @@ func TestJSONHex(t *testing.T) {
 // /proc/cpuinfo: Build must not fail or panic; each bad file is a read
 // error naming it and its value stays n/a.
 func TestDamagedTree(t *testing.T) {
-	m := fixture.MeteorLakeU()
+	m := meteorLakeU(t)
 	m.CPUFile(2, "cpufreq/scaling_max_freq", "<unsupported>")
 	m.CPUFile(3, "power/energy_perf_bias", "")
 	m.Set("sys/devices/system/cpu/intel_pstate/no_turbo", "yes")
@@ -501,7 +535,7 @@ func TestDamagedTree(t *testing.T) {
 		t.Errorf("text (err %v) lacks the read errors:\n%s", err, b.String())
 	}
 
-	m = fixture.MeteorLakeU()
+	m = meteorLakeU(t)
 	m.Remove("proc/cpuinfo")
 	s = build(t, m, "0")
 	if s.Machine.Vendor != "" || len(s.ReadErrors) == 0 || !strings.Contains(s.ReadErrors[0], "proc/cpuinfo") {
@@ -534,11 +568,8 @@ func TestMSRCapability(t *testing.T) {
 		// A CPU lacking only the probe register is not a missing device.
 		{msr.ErrUnsupported, "readable", "", true},
 	}
-	m := fixture.MeteorLakeU()
-	root := t.TempDir()
-	if err := m.Write(root); err != nil {
-		t.Fatal(err)
-	}
+	m := meteorLakeU(t)
+	root := m.root
 	for _, tt := range tests {
 		s, err := Build(Sources{FS: sysfs.NewFS(root), MSR: failingMSR{tt.err}, CPUID: m.CPUID}, "0")
 		if err != nil {
@@ -560,7 +591,7 @@ func TestMSRCapability(t *testing.T) {
 // and max_perf_ratio = max(min_policy_perf, min(max_policy_perf, global_max))
 // = 15: the policy minimum wins, and the kernel writes min = max = 15.
 func TestLimitOrder(t *testing.T) {
-	m := fixture.MeteorLakeU()
+	m := meteorLakeU(t)
 	m.Set("sys/devices/system/cpu/intel_pstate/max_perf_pct", "60")
 	m.CPUFile(13, "cpufreq/scaling_min_freq", "1500000")
 	m.MSR[13][0x774] = 64<<24 | 15<<8 | 15
