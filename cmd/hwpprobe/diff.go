@@ -38,20 +38,18 @@ const (
 
 type diffOptions struct {
 	alpha, confidence float64
-	markdown, json    string
-	html              string
 	failIf            []string
-	verdicts          verdictFlags // --ktap, --junit: the --fail-if verdicts
+	verdicts          verdictFlags // --format, -o; ktap and junit: the --fail-if verdicts
 	keepDisturbed     bool
 	// the experiment
-	runs, cooldown, order, out, prepare, cpuSpec, traceMSRs string
-	warmup, maxRuns, size                                   int
-	precision                                               float64
-	seed                                                    uint64
-	interval                                                time.Duration
-	force, dryRun, noTrace, allowDaemons, allowTwins        bool
-	reference                                               string
-	name                                                    string // the command: diff or explain
+	runs, cooldown, order, prepare, cpuSpec, traceMSRs string
+	warmup, maxRuns, size                              int
+	precision                                          float64
+	seed                                               uint64
+	interval                                           time.Duration
+	force, dryRun, noTrace, allowDaemons, allowTwins   bool
+	reference                                          string
+	name                                               string // the command: diff or explain
 }
 
 // liveFlags are the flags that only an experiment run takes.
@@ -84,9 +82,9 @@ signal N. See docs/diff.md.`,
 	}
 	o.name = "diff"
 	f := cmd.Flags()
-	addExperimentFlags(f, o)
-	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable)")
-	o.verdicts.add(f, "--fail-if")
+	addExperimentFlags(f, o, []cli.Format{cli.Text, cli.KTAP}, []cli.Format{cli.Markdown, cli.JSON, cli.HTML, cli.JUnit})
+	o.verdicts.aliases(f)
+	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable); --format ktap and -o junit=FILE write its verdicts")
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side, or auto (adaptive: --max-runs, --precision)")
 	cli.IntVarP(f, &o.maxRuns, "max-runs", "", 20, 2, maxRunsPerSide, "--runs auto: at most this many runs per side")
 	cli.FloatVar(f, &o.precision, "precision", analysis.DefaultPrecision, 1e-6, 0.99, "--runs auto: the ratio's relative half-width to settle for")
@@ -97,20 +95,25 @@ signal N. See docs/diff.md.`,
 
 // addExperimentFlags adds the flags diff and explain share: the
 // statistics, the reports, and the experiment's schedule, workload,
-// sampling and safety.
-func addExperimentFlags(f *pflag.FlagSet, o *diffOptions) {
+// sampling and safety; stdout and files are the formats it prints and
+// writes besides the experiment file.
+func addExperimentFlags(f *pflag.FlagSet, o *diffOptions, stdout, files []cli.Format) {
 	cli.FloatVar(f, &o.alpha, "alpha", analysis.DefaultAlpha, 0, 1, "significance level of the U test, in (0, 1)")
 	cli.FloatVar(f, &o.confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
-	f.StringVar(&o.markdown, "markdown", "", "also write the report as Markdown to FILE (for a bug tracker)")
-	f.StringVar(&o.json, "json", "", "also write the report as JSON to FILE (schema "+report.Schema+", "+report.SchemaN+" for more than two sides)")
-	f.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page with charts to FILE (docs/report.md)")
+	// The report's files: Markdown (for a bug tracker), JSON (schemas
+	// report.Schema, report.SchemaN for more than two sides), one
+	// self-contained HTML page with charts (docs/report.md).
+	o.verdicts.out = cli.AddOutputs(f, cli.OutputSpec{Command: o.name, Stdout: stdout, Files: files, Main: "experiment file"},
+		"the experiment file (default "+o.name+"-YYYYMMDD-HHMMSS.hwpr)")
+	for _, a := range []cli.Format{cli.Markdown, cli.JSON, cli.HTML} {
+		o.verdicts.out.FileAlias(f, string(a), a)
+	}
 	f.BoolVar(&o.keepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
 	cli.IntVarP(f, &o.warmup, "warmup", "", 1, 0, maxRunsPerSide, "warm-up runs per side, not counted")
 	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba (Williams Latin square blocks) or random")
 	f.Uint64Var(&o.seed, "seed", 1, "--order random: the seed")
 	f.StringVar(&o.prepare, "prepare", "", "shell command before every run, untimed, as the invoking user")
 	f.StringVar(&o.cooldown, "cooldown", "0s", "wait before every run: a duration, or auto (package temperature within 2 C of the start, at most 5m)")
-	f.StringVarP(&o.out, "output", "o", "", "experiment file (default "+o.name+"-YYYYMMDD-HHMMSS.hwpr)")
 	f.BoolVar(&o.force, "force", false, "overwrite the experiment file")
 	cli.DurationVarP(f, &o.interval, "interval", "i", 100*time.Millisecond, minInterval, maxInterval, "sampling interval (10ms to 24h)")
 	cli.CPUListVar(f, &o.cpuSpec, "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
@@ -142,8 +145,12 @@ func runDiff(cmd *cobra.Command, o *diffOptions, args []string) error {
 // reportOptions are the report's options from the flags, or a usage
 // error.
 func reportOptions(o *diffOptions) (report.DiffOptions, error) {
-	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json, HTML: o.html, Reference: o.reference,
-		Stats: analysis.Options{Alpha: o.alpha, Confidence: o.confidence}, Info: report.Info{Version: version}}
+	if err := o.verdicts.out.Resolve(); err != nil {
+		return report.DiffOptions{}, err
+	}
+	out := o.verdicts.out
+	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: out.File(cli.Markdown), JSON: out.File(cli.JSON), HTML: out.File(cli.HTML),
+		Reference: o.reference, Stats: analysis.Options{Alpha: o.alpha, Confidence: o.confidence}, Info: report.Info{Version: version}}
 	if o.alpha <= 0 || o.alpha >= 1 || o.confidence <= 0 || o.confidence >= 1 {
 		return d, cli.Usagef("%s: --alpha and --confidence must be in (0, 1)", o.name)
 	}
@@ -163,6 +170,9 @@ func analyseFiles(cmd *cobra.Command, o *diffOptions, args []string, d report.Di
 	for _, name := range liveFlags {
 		if name == "precision" && o.name == "explain" {
 			continue // explain's equivalence margin, an analysis flag
+		}
+		if name == "output" && o.verdicts.out.Main == "" {
+			continue // -o writes only reports
 		}
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 			return cli.Usagef("%s: --%s runs an experiment; it does not apply to recordings given to analyse", o.name, name)
@@ -200,7 +210,7 @@ var diffStreams = []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}
 
 // reportOutputs are the report files diff writes.
 func reportOutputs(o *diffOptions) []iocheck.Output {
-	return []iocheck.Output{{Name: "--markdown", Path: o.markdown}, {Name: "--json", Path: o.json}, {Name: "--html", Path: o.html}, o.verdicts.output()}
+	return o.verdicts.out.IOCheck()
 }
 
 // allFiles reports whether every argument names a regular file.
@@ -252,7 +262,7 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 			experiment.MaxSides, len(sides), sides)
 	}
 	cfg := experiment.Config{Root: global.root, FS: sysfs.NewFS(global.root), Sides: sides,
-		Command: command, Warmup: o.warmup, Order: o.order, Seed: o.seed, Prepare: o.prepare, Output: o.out,
+		Command: command, Warmup: o.warmup, Order: o.order, Seed: o.seed, Prepare: o.prepare, Output: o.verdicts.out.Main,
 		Force: o.force, Interval: o.interval, DryRun: o.dryRun, AllowDaemons: o.allowDaemons, AllowTwins: o.allowTwins, Version: version, CommandLine: os.Args,
 		JournalDir: profile.JournalDir(), Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr(),
 		Progress: cmd.ErrOrStderr()}

@@ -43,7 +43,7 @@ as diff's. See docs/explain.md.`,
 		},
 	}
 	f := cmd.Flags()
-	addExperimentFlags(f, o)
+	addExperimentFlags(f, o, []cli.Format{cli.Text}, []cli.Format{cli.Markdown, cli.JSON, cli.HTML})
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side")
 	cli.FloatVar(f, &o.precision, "precision", analysis.DefaultExplainPrecision, 1e-6, 0.99, "a step whose ratio interval lies within ±precision is equivalent (no effect)")
 	return cmd

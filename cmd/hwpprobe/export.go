@@ -20,48 +20,48 @@ func init() { subcommands = append(subcommands, newExportCmd) }
 
 // exportFormats are the --format values, each with the function that
 // writes a recording file in it.
-var exportFormats = map[string]func(io.Writer, string) (*recording.Recording, error){
-	"csv":     export.WriteCSVFile,
-	"parquet": export.WriteParquetFile,
+var exportFormats = map[cli.Format]func(io.Writer, string) (*recording.Recording, error){
+	cli.CSV:     export.WriteCSVFile,
+	cli.Parquet: export.WriteParquetFile,
 }
 
 func newExportCmd() *cobra.Command {
-	var asCSV bool
-	var format, out string
+	var out *cli.Outputs
 	cmd := &cobra.Command{
-		Use:   "export [--format csv|parquet] [-o OUT] FILE",
+		Use:   "export [--format csv|parquet] [-o [FORMAT=]OUT] FILE",
 		Short: "Write a recording's samples as CSV or Parquet",
 		Long: `export writes the samples of every run of a recording, one row per sample and
 CPU, per sample and package, and per sample and summary row, with turbostat's
 column names, as CSV (the default) or as a Parquet table with typed columns.
 Figures that were not measured are empty fields (CSV) or nulls (Parquet).
 Without -o the output goes to standard output (Parquet not to a terminal);
-with -o it replaces OUT only once complete. See docs/export.md.`,
+with -o it replaces OUT only once complete; OUT's format is its FORMAT= prefix,
+else --format's, else its extension's (.csv, .parquet). See docs/export.md.`,
 		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if asCSV && cmd.Flags().Changed("format") && format != "csv" {
-				return cli.Usagef("export: --csv and --format %s contradict each other", format)
+			if err := out.Resolve(); err != nil {
+				return err
 			}
-			write, ok := exportFormats[format]
-			if !ok {
-				return cli.Usagef("export: unknown --format %q: csv or parquet", format)
+			write := exportFormats[out.Format]
+			path := ""
+			if len(out.Files) > 0 {
+				path = out.Files[0].Path
 			}
-			if format == "parquet" && out == "" && cli.IsTerminal(cmd.OutOrStdout()) {
+			if out.Format == cli.Parquet && path == "" && cli.IsTerminal(cmd.OutOrStdout()) {
 				return cli.Usagef("export: Parquet is binary: not written to a terminal; use -o OUT.parquet or redirect standard output")
 			}
-			files := iocheck.Set{Inputs: args, Outputs: []iocheck.Output{{Name: "-o", Path: out}}, Streams: []iocheck.Stream{iocheck.Stderr()}}
-			if out == "" {
+			files := iocheck.Set{Inputs: args, Outputs: out.IOCheck(), Streams: []iocheck.Stream{iocheck.Stderr()}}
+			if path == "" {
 				files.Streams = append(files.Streams, iocheck.Stdout())
 			}
 			if err := checkFiles("export", files); err != nil {
 				return err
 			}
-			return runExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], out, write)
+			return runExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], path, write)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "csv", "output format: csv or parquet")
-	cmd.Flags().BoolVar(&asCSV, "csv", false, "write CSV (the default; same as --format csv)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "export", Stdout: []cli.Format{cli.CSV, cli.Parquet}, Single: true}, "")
+	out.FormatAlias(cmd.Flags(), "csv", cli.CSV)
 	return cmd
 }
 

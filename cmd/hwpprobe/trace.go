@@ -31,14 +31,14 @@ type traceFlags struct {
 	events    string
 	cpus      string
 	duration  time.Duration
-	json      bool
+	out       *cli.Outputs
 	countOnly bool
 }
 
 func newTraceCmd() *cobra.Command {
 	var f traceFlags
 	cmd := &cobra.Command{
-		Use:   "trace [--msr LIST] [--events LIST] [-C CPUS] [--duration D] [--json] [--count-only] [-- CMD...]",
+		Use:   "trace [--msr LIST] [--events LIST] [-C CPUS] [--duration D] [--format text|json] [--count-only] [-- CMD...]",
 		Short: "Trace what the kernel writes to HWP, EPB, PERF_CTL and CPPC registers",
 		Long: `trace shows every write the kernel makes to the chosen MSRs (by default the
 HWP, EPB, PERF_CTL and AMD CPPC registers), as the hardware receives it, from
@@ -58,7 +58,7 @@ per register and CPU and the number of events lost (ring buffer full).
 Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 		Example: `  sudo hwpprobe trace --msr 0x6e0 --duration 1s
   sudo hwpprobe trace --msr HWP_REQUEST,EPB -- sh -c 'echo power > /sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference'
-  sudo hwpprobe trace --json -C 0-3 --duration 10s > writes.jsonl`,
+  sudo hwpprobe trace --format json -C 0-3 --duration 10s > writes.jsonl`,
 		Args: cli.ArgsUsage(func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				return fmt.Errorf("unexpected argument %q: put the command to trace after --", args[0])
@@ -75,7 +75,9 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 	fl.StringVar(&f.events, "events", "power", `other tracepoints: "power" (those of the power and amd_cpu groups this kernel has), "none", or group:name,...`)
 	cli.CPUListVar(fl, &f.cpus, "CPUs to trace, e.g. 0-3,8 (default: all)")
 	cli.DurationVarP(fl, &f.duration, "duration", "", 0, minDuration, maxDuration, "stop after this long, 1ms to 8760h (default: until Ctrl-C or until CMD exits)")
-	fl.BoolVar(&f.json, "json", false, "one JSON object per event, then a summary object")
+	// JSON: one object per event, then a summary object.
+	f.out = cli.AddOutputs(fl, cli.OutputSpec{Command: "trace", Stdout: textJSON}, "")
+	f.out.FormatAlias(fl, "json", cli.JSON)
 	fl.BoolVar(&f.countOnly, "count-only", false, "count matching writes in the kernel, print no events")
 	return cmd
 }
@@ -117,6 +119,9 @@ const (
 )
 
 func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []string) error {
+	if err := f.out.Resolve(); err != nil {
+		return err
+	}
 	msrs := tracefmt.DefaultMSRs
 	if cmd.Flags().Changed("msr") {
 		var err error
@@ -140,7 +145,7 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 	}
 	cfg := tracerun.Config{
 		Tracer:   ebpf.Options{MSRs: msrs, CPUs: cpuList, CountOnly: f.countOnly},
-		Duration: f.duration, JSON: f.json, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Root: global.root,
+		Duration: f.duration, JSON: f.out.Format == cli.JSON, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Root: global.root,
 	}
 	if len(argv) > 0 {
 		cred, err := workload.SudoCredential(os.Getenv)

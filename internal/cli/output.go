@@ -82,8 +82,8 @@ type Outputs struct {
 	// Main is the main file -o named ("" none).
 	Main string
 
-	format     Format // --format or an alias, "" not given
-	formatFlag string // the flag that set format
+	format     Format // --format or an alias
+	formatFlag string // the flag that set format, "" not given
 	raw        []FileOutput
 	err        error // a contradiction found while parsing
 }
@@ -109,7 +109,9 @@ func AddOutputs(fs *pflag.FlagSet, spec OutputSpec, mainUsage string) *Outputs {
 	case spec.Main != "":
 		usage += "; any other FILE: " + mainUsage
 	}
-	fs.VarP(&outputValue{o: o, flag: "-o"}, "output", "o", usage)
+	if len(spec.Files) > 0 || spec.Main != "" || spec.Single {
+		fs.VarP(&outputValue{o: o, flag: "-o"}, "output", "o", usage)
+	}
 	return o
 }
 
@@ -134,9 +136,9 @@ func (o *Outputs) Resolve() error {
 		return o.err
 	}
 	o.Format = o.spec.Stdout[0]
-	if o.format != "" {
+	if o.formatFlag != "" {
 		if !slices.Contains(o.spec.Stdout, o.format) {
-			return Usagef("%s: %s %s: not a format it prints (%s)", cmd, o.formatFlag, o.format, formatList(o.spec.Stdout))
+			return Usagef("%s: %s %q: not a format it prints (%s)", cmd, o.formatFlag, o.format, formatList(o.spec.Stdout))
 		}
 		o.Format = o.format
 	}
@@ -179,7 +181,7 @@ func (o *Outputs) resolveSingle() error {
 	r := o.raw[0]
 	switch ext := extensions[strings.ToLower(filepath.Ext(r.Path))]; {
 	case r.Format != "":
-	case o.format != "":
+	case o.formatFlag != "":
 		r.Format = o.format
 	case slices.Contains(o.spec.Stdout, ext):
 		r.Format = ext
@@ -236,7 +238,7 @@ func (o *Outputs) IOCheck() []iocheck.Output {
 }
 
 // Changed reports whether any -o or --format (or an alias) was given.
-func (o *Outputs) Changed() bool { return o.format != "" || len(o.raw) > 0 }
+func (o *Outputs) Changed() bool { return o.formatFlag != "" || len(o.raw) > 0 }
 
 func formatList(fs []Format) string {
 	if len(fs) == 0 {
@@ -252,7 +254,7 @@ func formatList(fs []Format) string {
 // setFormat records --format (or an alias) f from flag; two that differ
 // contradict each other.
 func (o *Outputs) setFormat(flag string, f Format) {
-	if o.format != "" && o.format != f && o.err == nil {
+	if o.formatFlag != "" && o.format != f && o.err == nil {
 		o.err = Usagef("%s: %s and %s contradict each other", o.spec.Command, o.formatFlag, flag)
 	}
 	o.format, o.formatFlag = f, flag
@@ -285,7 +287,7 @@ func (v *formatValue) IsBoolFlag() bool { return v.fixed != "" }
 
 func (v *formatValue) Set(s string) error {
 	if v.fixed == "" {
-		v.o.setFormat(v.flag, Format(strings.ToLower(s)))
+		v.o.setFormat(v.flag, Format(s))
 		return nil
 	}
 	switch s {
@@ -321,11 +323,11 @@ func (v *outputValue) Set(s string) error {
 		return fmt.Errorf("an empty file name")
 	}
 	r := FileOutput{Path: s, Flag: v.flag, Format: v.fixed}
-	if name, path, ok := strings.Cut(s, "="); ok && v.fixed == "" && slices.Contains(formats, Format(strings.ToLower(name))) {
+	if name, path, ok := strings.Cut(s, "="); ok && v.fixed == "" && slices.Contains(formats, Format(name)) {
 		if path == "" {
 			return fmt.Errorf("%s= names no file", name)
 		}
-		r.Format, r.Path = Format(strings.ToLower(name)), path
+		r.Format, r.Path = Format(name), path
 	}
 	v.o.raw = append(v.o.raw, r)
 	return nil

@@ -3,9 +3,11 @@
 package cli
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/hwpprobe/hwpprobe/internal/files/atomicfile"
 )
@@ -20,7 +22,16 @@ func (o *Outputs) Render(stdout io.Writer, inputs []string, render func(io.Write
 			return err
 		}
 	}
+	return o.WriteFiles(inputs, render)
+}
+
+// WriteFiles writes the -o files through render as Render does, but
+// those of the formats in except, which the command writes otherwise.
+func (o *Outputs) WriteFiles(inputs []string, render func(io.Writer, Format) error, except ...Format) error {
 	for _, fo := range o.Files {
+		if slices.Contains(except, fo.Format) {
+			continue
+		}
 		f, err := atomicfile.Create(fo.Path, atomicfile.Options{Inputs: inputs, Replace: true})
 		if errors.Is(err, atomicfile.ErrSameFile) {
 			return Usagef("%s: %s %w", o.spec.Command, fo.Flag, err)
@@ -37,4 +48,11 @@ func (o *Outputs) Render(stdout io.Writer, inputs []string, render func(io.Write
 		}
 	}
 	return nil
+}
+
+// WriteJSON writes v as indented JSON, as every command's JSON output.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }
