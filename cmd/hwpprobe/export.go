@@ -3,14 +3,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/files/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording/export"
@@ -57,52 +54,10 @@ else --format's, else its extension's (.csv, .parquet). See docs/export.md.`,
 			if err := checkFiles("export", files); err != nil {
 				return err
 			}
-			return runExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], path, write)
+			return export.Run(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], path, write)
 		},
 	}
 	out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "export", Stdout: []cli.Format{cli.CSV, cli.Parquet}, Single: true}, "")
 	out.FormatAlias(cmd.Flags(), "csv", cli.CSV)
 	return cmd
-}
-
-// runExport writes the recording at in, through write, to stdout or to
-// the file out: never over the recording itself (by any name), and
-// through a temporary file renamed to out only when complete.
-func runExport(stdout, stderr io.Writer, in, out string, write func(io.Writer, string) (*recording.Recording, error)) error {
-	var file *atomicfile.File
-	if out != "" {
-		var err error
-		file, err = atomicfile.Create(out, atomicfile.Options{Inputs: []string{in}, Replace: true})
-		if errors.Is(err, atomicfile.ErrSameFile) {
-			return cli.Usagef("export: -o %w", err)
-		}
-		if err != nil {
-			return fmt.Errorf("export: cannot create %s: %w", out, err)
-		}
-		defer file.Abort()
-		stdout = file
-	}
-	rec, err := write(stdout, in)
-	if rec == nil {
-		return err
-	}
-	if err != nil {
-		to := out
-		if to == "" {
-			to = "standard output"
-		}
-		return fmt.Errorf("export: write %s: %w", to, err)
-	}
-	if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
-		cli.Linef(stderr, "hwpprobe", "%s: %v; exported what was read", in, err)
-	}
-	if file != nil {
-		if err := file.Commit(); err != nil {
-			return err
-		}
-	}
-	if err := corruptError(in, rec); err != nil {
-		return fmt.Errorf("%w; exported what was read before it", err)
-	}
-	return nil
 }

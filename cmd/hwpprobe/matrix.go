@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -83,7 +82,7 @@ comparison as KTAP on stdout (a case per line; the table goes to stderr),
 					return err
 				}
 			}
-			return matrixExpect(cmd.ErrOrStderr(), expect, profile.CompareMatrix(text.String(), want))
+			return profile.ExpectError(cmd.ErrOrStderr(), expect, profile.CompareMatrix(text.String(), want))
 		},
 	}
 	cmd.Flags().StringVar(&expect, "expect", "", "compare the table with this file (the text output of an earlier run); exit 1 on a difference; --format ktap and -o junit=FILE write the comparison's verdicts")
@@ -92,19 +91,6 @@ comparison as KTAP on stdout (a case per line; the table goes to stderr),
 	v.aliases(cmd.Flags())
 	cmd.Flags().BoolVar(&o.IgnoreDaemons, "ignore-daemons", false, "run although a power daemon runs")
 	return cmd
-}
-
-// matrixExpect prints the lines where the table differs from the
-// --expect file, three lines each on stderr (each through cli.OneLine: the
-// file may hold anything), and returns the one-line error for them.
-func matrixExpect(stderr io.Writer, expect string, diffs []profile.MatrixLine) error {
-	if len(diffs) == 0 {
-		return nil
-	}
-	for _, d := range diffs {
-		fmt.Fprintf(stderr, "line %d:\n  want: %s\n  got:  %s\n", d.N, cli.OneLine(d.Want), cli.OneLine(d.Got))
-	}
-	return fmt.Errorf("matrix: %w in %s (%d lines, above)", profile.ErrMismatch, expect, len(diffs))
 }
 
 func newProfilesCmd() *cobra.Command {

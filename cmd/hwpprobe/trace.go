@@ -4,21 +4,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/ebpf"
-	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
-	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/tracerun"
 )
@@ -82,35 +76,6 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 	return cmd
 }
 
-// traceEvents resolves --events to tracepoint names; "power" keeps the
-// PowerEvents the kernel has and returns the others as missing.
-func traceEvents(tracefs, spec string) (events, missing []string, err error) {
-	switch spec {
-	case "none", "":
-		return nil, nil, nil
-	case "power":
-		for _, ev := range ebpf.PowerEvents {
-			_, err := ebpf.ReadFormat(tracefs, ev)
-			switch {
-			case err == nil:
-				events = append(events, ev)
-			case errors.Is(err, ebpf.ErrTracepointMissing):
-				missing = append(missing, ev)
-			default:
-				return nil, nil, err
-			}
-		}
-		return events, missing, nil
-	}
-	for ev := range strings.SplitSeq(spec, ",") {
-		if _, _, err := ebpf.SplitEvent(strings.TrimSpace(ev)); err != nil {
-			return nil, nil, cli.UsageError{Err: err}
-		}
-		events = append(events, strings.TrimSpace(ev))
-	}
-	return events, nil, nil
-}
-
 // --duration bounds: a trace shorter than a millisecond sees nothing, and
 // a year is beyond any use.
 const (
@@ -122,30 +87,10 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 	if err := f.out.Resolve(); err != nil {
 		return err
 	}
-	msrs := tracefmt.DefaultMSRs
-	if cmd.Flags().Changed("msr") {
-		var err error
-		if msrs, err = tracefmt.ParseMSRFilter(f.msrs); err != nil {
-			return cli.Usagef("--msr: %w", err)
-		}
-	}
-	var cpuList cpus.List
-	if f.cpus != "" {
-		var err error
-		if cpuList, err = cpus.Parse(f.cpus); err != nil {
-			return cli.UsageError{Err: err}
-		}
-		online, err := sysfs.NewFS(global.root).OnlineCPUs()
-		if err != nil {
-			return fmt.Errorf("online CPUs: %w", err)
-		}
-		if off := cpuList.Minus(online); len(off) > 0 {
-			return cli.Usagef("-C %s: CPU %s not online (online: %s)", f.cpus, off, online)
-		}
-	}
-	cfg := tracerun.Config{
-		Tracer:   ebpf.Options{MSRs: msrs, CPUs: cpuList, CountOnly: f.countOnly},
-		Duration: f.duration, JSON: f.out.Format == cli.JSON, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Root: global.root,
+	cfg := tracerun.Config{Duration: f.duration, JSON: f.out.Format == cli.JSON, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Root: global.root}
+	o := tracerun.Options{MSRs: f.msrs, MSRsSet: cmd.Flags().Changed("msr"), Events: f.events, CPUs: f.cpus, CountOnly: f.countOnly}
+	if err := tracerun.Configure(o, &cfg); err != nil {
+		return err
 	}
 	if len(argv) > 0 {
 		cred, err := workload.SudoCredential(os.Getenv)
@@ -154,17 +99,6 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 		}
 		// CMD's output goes to stderr: stdout holds the events.
 		cfg.Command = &workload.Spec{Argv: argv, Cred: cred, Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr()}
-	}
-	var err error
-	if cfg.Tracer.TraceFS, err = ebpf.FindTraceFS(global.root); err != nil {
-		return err
-	}
-	var missing []string
-	if cfg.Tracer.Events, missing, err = traceEvents(cfg.Tracer.TraceFS, f.events); err != nil {
-		return err
-	}
-	if len(missing) > 0 {
-		cli.Linef(cmd.ErrOrStderr(), "hwpprobe", "note: this kernel lacks %s (not traced)", strings.Join(missing, ", "))
 	}
 	code, err := tracerun.Run(ctx, cfg).Exit()
 	if code == 0 {
