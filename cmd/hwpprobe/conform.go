@@ -19,9 +19,9 @@ func init() { subcommands = append(subcommands, newConformCmd) }
 
 func newConformCmd() *cobra.Command {
 	var cfg conform.Config
-	var junit, jsonOut string
+	v := verdictFlags{json: true}
 	cmd := &cobra.Command{
-		Use:   "conform [PROFILE...] [--ktap] [--junit FILE] [--json FILE]",
+		Use:   "conform [PROFILE...] [-o [FORMAT=]FILE]",
 		Short: "Check that the kernel and the hardware do what each setting promises (KTAP, JUnit)",
 		Long: `conform applies each PROFILE in turn (by default performance, powersave with
 each EPP string, turbo off and a scaling_max_freq), checks per core type what the
@@ -29,18 +29,21 @@ kernel wrote to the request registers, what the cores deliver under a fixed load
 (Bzy_MHz within the request unless a limit reason was active, higher EPP never
 faster, no_turbo, performance at the highest level, scaling_max_freq honoured)
 and that no other writer changed the settings, then restores every setting. It
-prints KTAP on stdout (--ktap is the default); --junit and --json write the same
-verdicts to files. Exit 0 all passed, 1 a case failed, 4 all skipped (no cpufreq,
+prints KTAP on stdout (--format ktap, the only one); -o junit=FILE and
+-o json=FILE write the same verdicts to files. Exit 0 all passed, 1 a case failed, 4 all skipped (no cpufreq,
 no MSR access), 2 bad input. See docs/conform.md.`,
 		Args: cli.ArgsUsage(cobra.ArbitraryArgs),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files := iocheck.Set{Inputs: profileFiles(args), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+			if err := v.out.Resolve(); err != nil {
+				return err
+			}
+			files := iocheck.Set{Inputs: profileFiles(args), Outputs: v.out.IOCheck(), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
 			if err := checkFiles("conform", files); err != nil {
 				return err
 			}
-			out, err := verdict.OpenFiles("hwpprobe conform", junit, jsonOut, profileFiles(args))
+			out, err := v.open("conform", "", true, profileFiles(args))
 			if err != nil {
-				return cli.Usagef("conform: %w", err)
+				return err
 			}
 			defer out.Abort()
 			src, done := readSources()
@@ -53,20 +56,20 @@ no MSR access), 2 bad input. See docs/conform.md.`,
 			if err != nil {
 				return profileError(err)
 			}
-			return writeVerdicts(cmd, out, cases)
+			return writeVerdicts(cmd, v, out, cases)
 		},
 	}
-	cmd.Flags().Bool("ktap", true, "print KTAP on stdout (the default)")
-	cmd.Flags().StringVar(&junit, "junit", "", "also write the verdicts as JUnit XML to FILE")
-	cmd.Flags().StringVar(&jsonOut, "json", "", "also write the verdicts as JSON to FILE")
+	v.out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "conform", Stdout: []cli.Format{cli.KTAP}, Files: []cli.Format{cli.JUnit, cli.JSON}}, "")
+	v.aliases(cmd.Flags())
+	v.out.FileAlias(cmd.Flags(), "json", cli.JSON)
 	cmd.Flags().BoolVar(&cfg.IgnoreDaemons, "ignore-daemons", false, "run although a power daemon runs")
 	return cmd
 }
 
 // writeVerdicts prints the KTAP, writes the files and returns the
 // kselftest exit status (0 pass, 1 fail, 4 skip).
-func writeVerdicts(cmd *cobra.Command, out *verdict.Files, cases []*verdict.Case) error {
-	if err := (&verdictFlags{ktap: true}).write(cmd, out, cases); err != nil {
+func writeVerdicts(cmd *cobra.Command, v verdictFlags, out *verdict.Files, cases []*verdict.Case) error {
+	if err := v.write(cmd, out, cases); err != nil {
 		return err
 	}
 	if code := verdict.Exit(cases); code != verdict.ExitPass {

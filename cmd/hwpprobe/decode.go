@@ -4,11 +4,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 )
 
@@ -16,7 +18,7 @@ func init() { subcommands = append(subcommands, newDecodeCmd) }
 
 // decodeFlags are the options of `hwpprobe decode`.
 type decodeFlags struct {
-	json bool
+	out  *cli.Outputs
 	cpu  string
 	list bool
 }
@@ -24,7 +26,7 @@ type decodeFlags struct {
 func newDecodeCmd() *cobra.Command {
 	var f decodeFlags
 	cmd := &cobra.Command{
-		Use:   "decode [--json] [--cpu FAMILY:MODEL] REG=VALUE...",
+		Use:   "decode [--format text|json] [-o [FORMAT=]FILE] [--cpu FAMILY:MODEL] REG=VALUE...",
 		Short: "Decode raw register values pasted from rdmsr, turbostat or a bug report",
 		Long: `decode prints the fields of raw MSR values in turbostat / x86_energy_perf_policy
 wording. REG is a register name in any common spelling (HWP_REQUEST,
@@ -41,7 +43,7 @@ uses a documented default and says so. --cpu selects model-specific bit tables
 written.`,
 		Example: `  hwpprobe decode IA32_HWP_REQUEST=0x80002e17
   hwpprobe decode MSR_RAPL_POWER_UNIT=0xa0e03 MSR_PKG_POWER_LIMIT=0x42820800218208
-  hwpprobe decode --json 0xc00102b0=e295290f
+  hwpprobe decode --format json 0xc00102b0=e295290f
   hwpprobe decode --cpu 6:69 0x690=0x14000400
   hwpprobe decode --list`,
 		ValidArgsFunction: complete.Words(regs.Names, "=", false),
@@ -55,6 +57,12 @@ written.`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := f.out.Resolve(); err != nil {
+				return err
+			}
+			if err := checkFiles("decode", iocheck.Set{Outputs: f.out.IOCheck()}); err != nil {
+				return err
+			}
 			if f.list {
 				return regs.WriteList(cmd.OutOrStdout())
 			}
@@ -62,13 +70,16 @@ written.`,
 			if err != nil {
 				return cli.UsageError{Err: err} // every error is the input's
 			}
-			if f.json {
-				return regs.WriteJSON(cmd.OutOrStdout(), ds)
-			}
-			return regs.WriteText(cmd.OutOrStdout(), ds)
+			return f.out.Render(cmd.OutOrStdout(), nil, func(w io.Writer, format cli.Format) error {
+				if format == cli.JSON {
+					return regs.WriteJSON(w, ds) // a JSON array, one element per argument
+				}
+				return regs.WriteText(w, ds)
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&f.json, "json", false, "print a JSON array, one element per argument")
+	f.out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "decode", Stdout: textJSON, Files: textJSON}, "")
+	f.out.FormatAlias(cmd.Flags(), "json", cli.JSON)
 	cmd.Flags().StringVar(&f.cpu, "cpu", "", "CPU `FAMILY:MODEL` for model-specific decodes, decimal or 0x-hex (e.g. 6:69 or 6:0x45)")
 	cmd.Flags().BoolVar(&f.list, "list", false, "list the registers decode knows, with their aliases")
 	return cmd

@@ -3,11 +3,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,29 +26,24 @@ import (
 
 func init() { subcommands = append(subcommands, newDiffCmd) }
 
-// diff's exit statuses beyond cli's (docs/diff.md).
-const (
-	exitCrossed       = 3 // a --fail-if threshold was crossed
-	exitRunFailed     = 4 // a run's command (or --prepare) failed
-	exitRestoreFailed = 5 // settings did not return
-)
+// exitCrossed is diff's exit status when a --fail-if threshold was
+// crossed (docs/diff.md; experiment.Report chooses the others).
+const exitCrossed = experiment.ExitCrossed
 
 type diffOptions struct {
 	alpha, confidence float64
-	markdown, json    string
-	html              string
 	failIf            []string
-	verdicts          verdictFlags // --ktap, --junit: the --fail-if verdicts
+	verdicts          verdictFlags // --format, -o; ktap and junit: the --fail-if verdicts
 	keepDisturbed     bool
 	// the experiment
-	runs, cooldown, order, out, prepare, cpuSpec, traceMSRs string
-	warmup, maxRuns, size                                   int
-	precision                                               float64
-	seed                                                    uint64
-	interval                                                time.Duration
-	force, dryRun, noTrace, allowDaemons, allowTwins        bool
-	reference                                               string
-	name                                                    string // the command: diff or explain
+	runs, cooldown, order, prepare, cpuSpec, traceMSRs string
+	warmup, maxRuns, size                              int
+	precision                                          float64
+	seed                                               uint64
+	interval                                           time.Duration
+	force, dryRun, noTrace, allowDaemons, allowTwins   bool
+	reference                                          string
+	name                                               string // the command: diff or explain
 }
 
 // liveFlags are the flags that only an experiment run takes.
@@ -84,9 +76,9 @@ signal N. See docs/diff.md.`,
 	}
 	o.name = "diff"
 	f := cmd.Flags()
-	addExperimentFlags(f, o)
-	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable)")
-	o.verdicts.add(f, "--fail-if")
+	addExperimentFlags(f, o, []cli.Format{cli.Text, cli.KTAP}, []cli.Format{cli.Markdown, cli.JSON, cli.HTML, cli.JUnit})
+	o.verdicts.aliases(f)
+	f.StringArrayVar(&o.failIf, "fail-if", nil, "exit 3 when e.g. 'B slower than A by 5%' (repeatable); --format ktap and -o junit=FILE write its verdicts")
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side, or auto (adaptive: --max-runs, --precision)")
 	cli.IntVarP(f, &o.maxRuns, "max-runs", "", 20, 2, maxRunsPerSide, "--runs auto: at most this many runs per side")
 	cli.FloatVar(f, &o.precision, "precision", analysis.DefaultPrecision, 1e-6, 0.99, "--runs auto: the ratio's relative half-width to settle for")
@@ -97,20 +89,25 @@ signal N. See docs/diff.md.`,
 
 // addExperimentFlags adds the flags diff and explain share: the
 // statistics, the reports, and the experiment's schedule, workload,
-// sampling and safety.
-func addExperimentFlags(f *pflag.FlagSet, o *diffOptions) {
+// sampling and safety; stdout and files are the formats it prints and
+// writes besides the experiment file.
+func addExperimentFlags(f *pflag.FlagSet, o *diffOptions, stdout, files []cli.Format) {
 	cli.FloatVar(f, &o.alpha, "alpha", analysis.DefaultAlpha, 0, 1, "significance level of the U test, in (0, 1)")
 	cli.FloatVar(f, &o.confidence, "confidence", analysis.DefaultConfidence, 0, 1, "level of the intervals, in (0, 1)")
-	f.StringVar(&o.markdown, "markdown", "", "also write the report as Markdown to FILE (for a bug tracker)")
-	f.StringVar(&o.json, "json", "", "also write the report as JSON to FILE (schema "+report.Schema+", "+report.SchemaN+" for more than two sides)")
-	f.StringVar(&o.html, "html", "", "also write the report as one self-contained HTML page with charts to FILE (docs/report.md)")
+	// The report's files: Markdown (for a bug tracker), JSON (schemas
+	// report.Schema, report.SchemaN for more than two sides), one
+	// self-contained HTML page with charts (docs/report.md).
+	o.verdicts.out = cli.AddOutputs(f, cli.OutputSpec{Command: o.name, Stdout: stdout, Files: files, Main: "experiment file"},
+		"the experiment file (default "+o.name+"-YYYYMMDD-HHMMSS.hwpr)")
+	for _, a := range []cli.Format{cli.Markdown, cli.JSON, cli.HTML} {
+		o.verdicts.out.FileAlias(f, string(a), a)
+	}
 	f.BoolVar(&o.keepDisturbed, "keep-disturbed", false, "count runs whose settings another writer changed")
 	cli.IntVarP(f, &o.warmup, "warmup", "", 1, 0, maxRunsPerSide, "warm-up runs per side, not counted")
 	f.StringVar(&o.order, "order", experiment.OrderABBA, "order of the measured runs: abba (Williams Latin square blocks) or random")
 	f.Uint64Var(&o.seed, "seed", 1, "--order random: the seed")
 	f.StringVar(&o.prepare, "prepare", "", "shell command before every run, untimed, as the invoking user")
 	f.StringVar(&o.cooldown, "cooldown", "0s", "wait before every run: a duration, or auto (package temperature within 2 C of the start, at most 5m)")
-	f.StringVarP(&o.out, "output", "o", "", "experiment file (default "+o.name+"-YYYYMMDD-HHMMSS.hwpr)")
 	f.BoolVar(&o.force, "force", false, "overwrite the experiment file")
 	cli.DurationVarP(f, &o.interval, "interval", "i", 100*time.Millisecond, minInterval, maxInterval, "sampling interval (10ms to 24h)")
 	cli.CPUListVar(f, &o.cpuSpec, "CPUs to sample, e.g. 0-3,8 (default: every online CPU)")
@@ -142,8 +139,12 @@ func runDiff(cmd *cobra.Command, o *diffOptions, args []string) error {
 // reportOptions are the report's options from the flags, or a usage
 // error.
 func reportOptions(o *diffOptions) (report.DiffOptions, error) {
-	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: o.markdown, JSON: o.json, HTML: o.html, Reference: o.reference,
-		Stats: analysis.Options{Alpha: o.alpha, Confidence: o.confidence}, Info: report.Info{Version: version}}
+	if err := o.verdicts.out.Resolve(); err != nil {
+		return report.DiffOptions{}, err
+	}
+	out := o.verdicts.out
+	d := report.DiffOptions{KeepDisturbed: o.keepDisturbed, Markdown: out.File(cli.Markdown), JSON: out.File(cli.JSON), HTML: out.File(cli.HTML),
+		Reference: o.reference, Stats: analysis.Options{Alpha: o.alpha, Confidence: o.confidence}, Info: report.Info{Version: version}}
 	if o.alpha <= 0 || o.alpha >= 1 || o.confidence <= 0 || o.confidence >= 1 {
 		return d, cli.Usagef("%s: --alpha and --confidence must be in (0, 1)", o.name)
 	}
@@ -164,6 +165,9 @@ func analyseFiles(cmd *cobra.Command, o *diffOptions, args []string, d report.Di
 		if name == "precision" && o.name == "explain" {
 			continue // explain's equivalence margin, an analysis flag
 		}
+		if name == "output" && o.verdicts.out.Main == "" {
+			continue // -o writes only reports
+		}
 		if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
 			return cli.Usagef("%s: --%s runs an experiment; it does not apply to recordings given to analyse", o.name, name)
 		}
@@ -174,10 +178,10 @@ func analyseFiles(cmd *cobra.Command, o *diffOptions, args []string, d report.Di
 		return err
 	}
 	defer vout.Abort()
-	if err := checkFiles(o.name, iocheck.Set{Inputs: args, Outputs: reportOutputs(o), Streams: diffStreams}); err != nil {
+	if err := checkFiles(o.name, iocheck.Set{Inputs: args, Outputs: o.verdicts.out.IOCheck(), Streams: diffStreams}); err != nil {
 		return err
 	}
-	return diffExit(o.name, report.Diff(o.verdicts.report(cmd), d))
+	return experiment.ReportError(o.name, report.Diff(o.verdicts.report(cmd), d))
 }
 
 // openVerdicts creates --junit's file, before anything changes, and sets
@@ -198,11 +202,6 @@ func openVerdicts(cmd *cobra.Command, o *diffOptions, d *report.DiffOptions, inp
 // standard output, progress and the runs' output on standard error.
 var diffStreams = []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}
 
-// reportOutputs are the report files diff writes.
-func reportOutputs(o *diffOptions) []iocheck.Output {
-	return []iocheck.Output{{Name: "--markdown", Path: o.markdown}, {Name: "--json", Path: o.json}, {Name: "--html", Path: o.html}, o.verdicts.output()}
-}
-
 // allFiles reports whether every argument names a regular file.
 func allFiles(args []string) bool {
 	for _, p := range args {
@@ -213,62 +212,30 @@ func allFiles(args []string) bool {
 	return true
 }
 
-// diffExit maps report.Diff's errors to exit statuses; name is the
-// command (diff, explain).
-func diffExit(name string, err error) error {
-	var in report.InputError
-	switch {
-	case errors.Is(err, report.ErrCrossed):
-		return cli.ExitCodeError{Code: exitCrossed, Err: err}
-	case errors.As(err, &in):
-		return cli.UsageError{Err: fmt.Errorf("%s: %w", name, in.Err)}
-	case err != nil:
-		return fmt.Errorf("%s: %w", name, err)
-	}
-	return nil
-}
-
-// experimentUsage reports errors that are bad input: found before any
-// change.
-func experimentUsage(err error) bool {
-	for _, e := range []error{experiment.ErrConfig, profile.ErrSyntax, profile.ErrRefused, profile.ErrNoCPUFreq,
-		profile.ErrNotRoot, profile.ErrJournalExists, profile.ErrLocked, profile.ErrDaemon} {
-		if errors.Is(err, e) {
-			return true
-		}
-	}
-	return false
-}
-
 // experimentConfig turns the flags into an experiment, or a usage error.
 func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experiment.Config, error) {
-	dash := cmd.ArgsLenAtDash()
-	sides, command := args, []string(nil)
-	if dash >= 0 {
-		sides, command = args[:dash], args[dash:]
-	}
-	if len(sides) < 2 || len(sides) > experiment.MaxSides {
-		return experiment.Config{}, cli.Usagef("diff: want 2 to %d profiles A B ... (or recordings to analyse), got %d: %q",
-			experiment.MaxSides, len(sides), sides)
+	sides, command, err := experiment.SplitSides(args, cmd.ArgsLenAtDash())
+	if err != nil {
+		return experiment.Config{}, err
 	}
 	cfg := experiment.Config{Root: global.root, FS: sysfs.NewFS(global.root), Sides: sides,
-		Command: command, Warmup: o.warmup, Order: o.order, Seed: o.seed, Prepare: o.prepare, Output: o.out,
+		Command: command, Warmup: o.warmup, Order: o.order, Seed: o.seed, Prepare: o.prepare, Output: o.verdicts.out.Main,
 		Force: o.force, Interval: o.interval, DryRun: o.dryRun, AllowDaemons: o.allowDaemons, AllowTwins: o.allowTwins, Version: version, CommandLine: os.Args,
 		JournalDir: profile.JournalDir(), Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr(),
 		Progress: cmd.ErrOrStderr()}
-	if err := parseRuns(cmd, o, &cfg); err != nil {
+	rule := analysis.StopRule{Alpha: o.alpha, Precision: o.precision, MaxRuns: o.maxRuns}
+	if err := experiment.ParseRuns(o.name, o.runs, rule, cmd.Flags().Changed, &cfg); err != nil {
 		return cfg, err
 	}
-	if err := parseCooldown(o.name, o.cooldown, &cfg); err != nil {
+	if err := experiment.ParseCooldown(o.name, o.cooldown, &cfg); err != nil {
 		return cfg, err
 	}
 	if cmd.Flags().Changed("seed") && o.order != experiment.OrderRandom {
 		return cfg, cli.Usagef("%s: --seed orders the runs of --order random only", o.name)
 	}
-	if err := checkSideOptions(o, sides); err != nil {
+	if err := experiment.CheckSides(sides, o.reference, len(o.failIf)); err != nil {
 		return cfg, err
 	}
-	var err error
 	if cfg.CPUs, err = selectCPUs(global.root, o.cpuSpec); err != nil {
 		return cfg, err
 	}
@@ -278,62 +245,8 @@ func experimentConfig(cmd *cobra.Command, o *diffOptions, args []string) (experi
 	if cfg.Cred, err = workload.SudoCredential(os.Getenv); err != nil {
 		return cfg, cli.UsageError{Err: err}
 	}
-	if cfg.Dir, err = os.Getwd(); err != nil {
-		cfg.Dir = ""
-	}
-	if cfg.Output == "" {
-		cfg.Output = o.name + "-" + time.Now().Format("20060102-150405") + ".hwpr"
-	}
-	if len(cfg.Command) == 0 {
-		exe, err := os.Executable()
-		if err != nil {
-			return cfg, fmt.Errorf("%s: find hwpprobe's binary for the built-in workload: %w", o.name, err)
-		}
-		bc := buildlike.Config{Size: o.size, Jobs: buildlike.DefaultJobs(global.root)}
-		if cfg.Command, err = buildlike.Command(exe, bc); err != nil {
-			return cfg, cli.UsageError{Err: err}
-		}
-		plan, _ := buildlike.NewPlan(bc)
-		cfg.Builtin = plan.String()
-	} else if cmd.Flags().Changed("size") {
-		return cfg, cli.Usagef("%s: --size sizes the built-in workload; it does not apply to a CMD", o.name)
-	}
-	return cfg, nil
-}
-
-func parseRuns(cmd *cobra.Command, o *diffOptions, cfg *experiment.Config) error {
-	if o.runs == "auto" {
-		cfg.Auto = true
-		cfg.Rule = analysis.StopRule{Alpha: o.alpha, Precision: o.precision, MaxRuns: o.maxRuns}
-		return nil
-	}
-	n, err := strconv.Atoi(o.runs)
-	if err != nil || n < 1 {
-		return cli.Usagef("%s: --runs %q: a number of runs per side, at least 1, or auto", o.name, o.runs)
-	}
-	for _, name := range []string{"max-runs", "precision"} {
-		if cmd.Flags().Changed(name) {
-			return cli.Usagef("%s: --%s goes with --runs auto, not --runs %d", o.name, name, n)
-		}
-	}
-	cfg.Runs = n
-	return nil
-}
-
-// maxAutoCooldown bounds --cooldown auto.
-const maxAutoCooldown = 5 * time.Minute
-
-func parseCooldown(name, s string, cfg *experiment.Config) error {
-	if s == "auto" {
-		cfg.Cooldown, cfg.CooldownAuto = maxAutoCooldown, true
-		return nil
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d < 0 {
-		return cli.Usagef("%s: --cooldown %q: a duration (30s) or auto", name, s)
-	}
-	cfg.Cooldown = d
-	return nil
+	err = experiment.Complete(o.name, o.size, cmd.Flags().Changed("size"), &cfg)
+	return cfg, err
 }
 
 func runExperiment(cmd *cobra.Command, o *diffOptions, args []string, d report.DiffOptions) error {
@@ -341,7 +254,7 @@ func runExperiment(cmd *cobra.Command, o *diffOptions, args []string, d report.D
 	if err != nil {
 		return err
 	}
-	d.Reference = sideLabel(cfg.Sides, o.reference)
+	d.Reference = experiment.SideLabel(cfg.Sides, o.reference)
 	return runConfigured(cmd, o, cfg, d, nil)
 }
 
@@ -358,7 +271,7 @@ func runConfigured(cmd *cobra.Command, o *diffOptions, cfg experiment.Config, d 
 	}
 	defer vout.Abort()
 	files := iocheck.Set{Inputs: profileFiles(cfg.Sides), Streams: diffStreams,
-		Outputs: append([]iocheck.Output{{Name: "-o", Path: cfg.Output}}, reportOutputs(o)...)}
+		Outputs: append([]iocheck.Output{{Name: "-o", Path: cfg.Output}}, o.verdicts.out.IOCheck()...)}
 	if err := checkFiles(o.name, files); err != nil {
 		return err
 	}
@@ -371,78 +284,15 @@ func runConfigured(cmd *cobra.Command, o *diffOptions, cfg experiment.Config, d 
 	if before != nil {
 		done, err := before(&cfg)
 		if err != nil || done {
-			return experimentError(o.name, err)
+			return experiment.Error(o.name, err)
 		}
 	}
 	out, err := experiment.Run(cfg)
 	switch {
 	case err != nil:
-		return experimentError(o.name, err)
+		return experiment.Error(o.name, err)
 	case cfg.DryRun:
 		return nil
 	}
-	return experimentExit(o.name, o.verdicts.report(cmd), cmd.ErrOrStderr(), cfg, out, d)
-}
-
-// experimentError is an experiment's error with the command's name: a
-// usage error when found before any change.
-func experimentError(name string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case experimentUsage(err):
-		return cli.UsageError{Err: fmt.Errorf("%s: %w", name, err)}
-	}
-	return fmt.Errorf("%s: %w", name, err)
-}
-
-// experimentExit reports the experiment's complete runs and chooses the
-// status: restore failure first, then a signal, a failed run, the
-// thresholds.
-func experimentExit(name string, stdout, stderr io.Writer, cfg experiment.Config, out *experiment.Outcome, d report.DiffOptions) error {
-	var rerr error
-	if out.Complete > 0 || out.Signal == 0 {
-		d.Paths = []string{cfg.Output}
-		rerr = diffExit(name, report.Diff(stdout, d))
-	}
-	cli.Linef(stderr, "hwpprobe", "%d measured runs complete in %s", out.Complete, cfg.Output)
-	switch {
-	case out.RestoreErr != nil:
-		return cli.ExitCodeError{Code: exitRestoreFailed, Err: fmt.Errorf("%s: restore: %w; run `hwpprobe restore`", name, out.RestoreErr)}
-	case out.Signal != 0:
-		return cli.ExitCodeError{Code: 128 + int(out.Signal), Err: fmt.Errorf("%s: interrupted by %v after %d complete runs; settings restored, %s is readable",
-			name, out.Signal, out.Complete, cfg.Output)}
-	case out.Failed != "":
-		return cli.ExitCodeError{Code: exitRunFailed, Err: fmt.Errorf("%s: %s failed with status %d; the experiment stopped, settings restored",
-			name, out.Failed, out.FailedCode)}
-	case out.WriteErr != nil:
-		return fmt.Errorf("%s: the experiment file is incomplete: %w", name, out.WriteErr)
-	}
-	return rerr
-}
-
-// checkSideOptions checks the options that depend on the number of
-// sides: --reference names one of 3 or more, --fail-if takes two.
-func checkSideOptions(o *diffOptions, sides []string) error {
-	n := len(sides)
-	switch {
-	case o.reference != "" && n == 2:
-		return cli.Usagef("diff: --reference chooses among 3 or more sides; there are 2")
-	case o.reference != "" && sideLabel(sides, o.reference) == "":
-		return cli.Usagef("diff: --reference %q: not a side (A to %c, or one of the profiles as given)", o.reference, 'A'+n-1)
-	case n > 2 && len(o.failIf) > 0:
-		return cli.Usagef("diff: --fail-if compares two sides; there are %d", n)
-	}
-	return nil
-}
-
-// sideLabel is the label (A, B, ...) of the side ref names, by its label
-// or its profile as given; "" when ref is "" or names none.
-func sideLabel(sides []string, ref string) string {
-	for i, s := range sides {
-		if l := string(rune('A' + i)); ref == l || ref == s {
-			return l
-		}
-	}
-	return ""
+	return experiment.Report(o.name, o.verdicts.report(cmd), cmd.ErrOrStderr(), cfg, out, d)
 }

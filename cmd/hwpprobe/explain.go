@@ -3,15 +3,9 @@
 package main
 
 import (
-	"fmt"
-	"io"
-	"os"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/actions/experiment"
-	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
 	"github.com/hwpprobe/hwpprobe/internal/analysis"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
@@ -43,7 +37,7 @@ as diff's. See docs/explain.md.`,
 		},
 	}
 	f := cmd.Flags()
-	addExperimentFlags(f, o)
+	addExperimentFlags(f, o, []cli.Format{cli.Text}, []cli.Format{cli.Markdown, cli.JSON, cli.HTML})
 	f.StringVar(&o.runs, "runs", "5", "measured runs per side")
 	cli.FloatVar(f, &o.precision, "precision", analysis.DefaultExplainPrecision, 1e-6, 0.99, "a step whose ratio interval lies within ±precision is equivalent (no effect)")
 	return cmd
@@ -77,46 +71,6 @@ func runExplain(cmd *cobra.Command, o *diffOptions, args []string) error {
 		return err
 	}
 	return runConfigured(cmd, o, cfg, d, func(cfg *experiment.Config) (bool, error) {
-		if os.Geteuid() != 0 {
-			return false, fmt.Errorf("%w: explain applies each profile to read what it leaves in the registers; run it as root (sudo hwpprobe explain ...)", profile.ErrNotRoot)
-		}
-		ch, err := experiment.BuildChain(experiment.ChainConfig{Root: cfg.Root, FS: cfg.FS, JournalDir: cfg.JournalDir,
-			A: cfg.Sides[0], B: cfg.Sides[1], AllowDaemons: cfg.AllowDaemons})
-		if err != nil {
-			return false, err
-		}
-		cfg.Sides, cfg.Explain, cfg.AllowTwins = ch.Sides, &ch.Explain, true
-		if cfg.DryRun {
-			w := cmd.OutOrStdout()
-			if err := writeChain(w, ch); err != nil {
-				return false, err
-			}
-			_, err := fmt.Fprintf(w, "dry run: schedule %s; nothing was run, every setting is as it was\n",
-				experiment.String(experiment.Schedule(len(cfg.Sides), cfg.Warmup, cfg.Runs, cfg.Order, cfg.Seed)))
-			return true, err
-		}
-		return false, nil
+		return experiment.PrepareExplain(cfg, cmd.OutOrStdout())
 	})
-}
-
-// writeChain prints the chain: each side with its role and profile, the
-// fields of each step, then the registers each side leaves, per core
-// type (matrix's table).
-func writeChain(w io.Writer, ch *experiment.Chain) error {
-	changed := "no field: A and B are register twins"
-	if len(ch.Changed) > 0 {
-		changed = fmt.Sprint(ch.Changed)
-	}
-	fmt.Fprintf(w, "explain: A and B differ in %s\n", changed)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "side\tprofile\trole")
-	for i, s := range ch.Sides {
-		fmt.Fprintf(tw, "%c\t%s\t%s\n", 'A'+i, s, ch.Roles[i])
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	fmt.Fprintln(w, "registers each side leaves (each applied in turn and restored, as matrix does):")
-	profile.WriteMatrix(w, ch.Regs)
-	return nil
 }

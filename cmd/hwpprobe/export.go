@@ -3,14 +3,11 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/files/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording/export"
@@ -20,89 +17,47 @@ func init() { subcommands = append(subcommands, newExportCmd) }
 
 // exportFormats are the --format values, each with the function that
 // writes a recording file in it.
-var exportFormats = map[string]func(io.Writer, string) (*recording.Recording, error){
-	"csv":     export.WriteCSVFile,
-	"parquet": export.WriteParquetFile,
+var exportFormats = map[cli.Format]func(io.Writer, string) (*recording.Recording, error){
+	cli.CSV:     export.WriteCSVFile,
+	cli.Parquet: export.WriteParquetFile,
 }
 
 func newExportCmd() *cobra.Command {
-	var asCSV bool
-	var format, out string
+	var out *cli.Outputs
 	cmd := &cobra.Command{
-		Use:   "export [--format csv|parquet] [-o OUT] FILE",
+		Use:   "export [--format csv|parquet] [-o [FORMAT=]OUT] FILE",
 		Short: "Write a recording's samples as CSV or Parquet",
 		Long: `export writes the samples of every run of a recording, one row per sample and
 CPU, per sample and package, and per sample and summary row, with turbostat's
 column names, as CSV (the default) or as a Parquet table with typed columns.
 Figures that were not measured are empty fields (CSV) or nulls (Parquet).
 Without -o the output goes to standard output (Parquet not to a terminal);
-with -o it replaces OUT only once complete. See docs/export.md.`,
+with -o it replaces OUT only once complete; OUT's format is its FORMAT= prefix,
+else --format's, else its extension's (.csv, .parquet). See docs/export.md.`,
 		Args: cli.ArgsUsage(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if asCSV && cmd.Flags().Changed("format") && format != "csv" {
-				return cli.Usagef("export: --csv and --format %s contradict each other", format)
+			if err := out.Resolve(); err != nil {
+				return err
 			}
-			write, ok := exportFormats[format]
-			if !ok {
-				return cli.Usagef("export: unknown --format %q: csv or parquet", format)
+			write := exportFormats[out.Format]
+			path := ""
+			if len(out.Files) > 0 {
+				path = out.Files[0].Path
 			}
-			if format == "parquet" && out == "" && cli.IsTerminal(cmd.OutOrStdout()) {
+			if out.Format == cli.Parquet && path == "" && cli.IsTerminal(cmd.OutOrStdout()) {
 				return cli.Usagef("export: Parquet is binary: not written to a terminal; use -o OUT.parquet or redirect standard output")
 			}
-			files := iocheck.Set{Inputs: args, Outputs: []iocheck.Output{{Name: "-o", Path: out}}, Streams: []iocheck.Stream{iocheck.Stderr()}}
-			if out == "" {
+			files := iocheck.Set{Inputs: args, Outputs: out.IOCheck(), Streams: []iocheck.Stream{iocheck.Stderr()}}
+			if path == "" {
 				files.Streams = append(files.Streams, iocheck.Stdout())
 			}
 			if err := checkFiles("export", files); err != nil {
 				return err
 			}
-			return runExport(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], out, write)
+			return export.Run(cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], path, write)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "csv", "output format: csv or parquet")
-	cmd.Flags().BoolVar(&asCSV, "csv", false, "write CSV (the default; same as --format csv)")
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write to this file instead of standard output")
+	out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "export", Stdout: []cli.Format{cli.CSV, cli.Parquet}, Single: true}, "")
+	out.FormatAlias(cmd.Flags(), "csv", cli.CSV)
 	return cmd
-}
-
-// runExport writes the recording at in, through write, to stdout or to
-// the file out: never over the recording itself (by any name), and
-// through a temporary file renamed to out only when complete.
-func runExport(stdout, stderr io.Writer, in, out string, write func(io.Writer, string) (*recording.Recording, error)) error {
-	var file *atomicfile.File
-	if out != "" {
-		var err error
-		file, err = atomicfile.Create(out, atomicfile.Options{Inputs: []string{in}, Replace: true})
-		if errors.Is(err, atomicfile.ErrSameFile) {
-			return cli.Usagef("export: -o %w", err)
-		}
-		if err != nil {
-			return fmt.Errorf("export: cannot create %s: %w", out, err)
-		}
-		defer file.Abort()
-		stdout = file
-	}
-	rec, err := write(stdout, in)
-	if rec == nil {
-		return err
-	}
-	if err != nil {
-		to := out
-		if to == "" {
-			to = "standard output"
-		}
-		return fmt.Errorf("export: write %s: %w", to, err)
-	}
-	if err := rec.Issue(); err != nil && !errors.Is(err, recording.ErrCorrupt) {
-		cli.Linef(stderr, "hwpprobe", "%s: %v; exported what was read", in, err)
-	}
-	if file != nil {
-		if err := file.Commit(); err != nil {
-			return err
-		}
-	}
-	if err := corruptError(in, rec); err != nil {
-		return fmt.Errorf("%w; exported what was read before it", err)
-	}
-	return nil
 }

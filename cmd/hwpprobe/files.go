@@ -42,3 +42,6 @@ func profileFiles(profiles []string) []string {
 	}
 	return files
 }
+
+// textJSON are the formats of a command that prints text or JSON.
+var textJSON = []cli.Format{cli.Text, cli.JSON}

@@ -4,8 +4,6 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
-	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
@@ -22,25 +20,24 @@ func init() { subcommands = append(subcommands, newMatrixCmd, newProfilesCmd) }
 
 func newMatrixCmd() *cobra.Command {
 	var o profile.MatrixOptions
-	var asJSON bool
 	var expect string
 	var v verdictFlags
 	cmd := &cobra.Command{
-		Use:   "matrix PROFILE... [--json] [--expect FILE [--ktap] [--junit FILE]]",
+		Use:   "matrix PROFILE... [--format text|json|ktap] [-o [FORMAT=]FILE] [--expect FILE]",
 		Short: "Apply each profile in turn and tabulate what the registers hold per core type",
 		Long: `matrix applies each PROFILE in turn (each from the original settings, nothing
 else runs), reads back per core type what the HWP/CPPC request register and EPB
 hold (or the kernel's refusal), restores the settings, and prints the table.
 With --expect FILE it compares the table with FILE and exits 1 on any
 difference, printing it: for kernel CI, to catch an update that changes what
-a governor or EPP string sends the hardware. --ktap prints the comparison as
-KTAP on stdout (a case per line; the table goes to stderr), --junit FILE
-writes it as JUnit XML. See docs/matrix.md.`,
+a governor or EPP string sends the hardware. --format ktap prints the
+comparison as KTAP on stdout (a case per line; the table goes to stderr),
+-o junit=FILE writes it as JUnit XML. See docs/matrix.md.`,
 		Args:              cli.ArgsUsage(cobra.MinimumNArgs(1)),
 		ValidArgsFunction: complete.Profiles(machineGovernors, false),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && v.ktap {
-				return cli.Usagef("matrix: --json and --ktap both print on stdout; give one")
+			if err := v.out.Resolve(); err != nil {
+				return err
 			}
 			inputs := append(profileFiles(args), expect)
 			vout, err := v.open("matrix", "--expect", expect != "", inputs)
@@ -48,7 +45,7 @@ writes it as JUnit XML. See docs/matrix.md.`,
 				return err
 			}
 			defer vout.Abort()
-			files := iocheck.Set{Inputs: inputs, Outputs: []iocheck.Output{v.output()}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+			files := iocheck.Set{Inputs: inputs, Outputs: v.out.IOCheck(), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
 			if err := checkFiles("matrix", files); err != nil {
 				return err
 			}
@@ -67,15 +64,17 @@ writes it as JUnit XML. See docs/matrix.md.`,
 			}
 			var text bytes.Buffer
 			profile.WriteMatrix(&text, vs)
-			out := v.report(cmd)
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				err = enc.Encode(vs)
-			} else {
-				_, err = out.Write(text.Bytes())
+			render := func(w io.Writer, f cli.Format) error {
+				if f == cli.JSON {
+					return cli.WriteJSON(w, vs)
+				}
+				_, err := w.Write(text.Bytes()) // the table, also under --format ktap (to stderr)
+				return err
 			}
-			if err != nil || expect == "" {
+			if err := render(v.report(cmd), v.out.Format); err != nil {
+				return err
+			}
+			if err := v.out.WriteFiles(inputs, render, cli.JUnit); err != nil || expect == "" {
 				return err
 			}
 			if v.on() {
@@ -83,50 +82,45 @@ writes it as JUnit XML. See docs/matrix.md.`,
 					return err
 				}
 			}
-			return matrixExpect(cmd.ErrOrStderr(), expect, profile.CompareMatrix(text.String(), want))
+			return profile.ExpectError(cmd.ErrOrStderr(), expect, profile.CompareMatrix(text.String(), want))
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	cmd.Flags().StringVar(&expect, "expect", "", "compare the table with this file (the text output of an earlier run); exit 1 on a difference")
-	v.add(cmd.Flags(), "--expect")
+	cmd.Flags().StringVar(&expect, "expect", "", "compare the table with this file (the text output of an earlier run); exit 1 on a difference; --format ktap and -o junit=FILE write the comparison's verdicts")
+	v.out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "matrix", Stdout: []cli.Format{cli.Text, cli.JSON, cli.KTAP}, Files: []cli.Format{cli.Text, cli.JSON, cli.JUnit}}, "")
+	v.out.FormatAlias(cmd.Flags(), "json", cli.JSON)
+	v.aliases(cmd.Flags())
 	cmd.Flags().BoolVar(&o.IgnoreDaemons, "ignore-daemons", false, "run although a power daemon runs")
 	return cmd
 }
 
-// matrixExpect prints the lines where the table differs from the
-// --expect file, three lines each on stderr (each through cli.OneLine: the
-// file may hold anything), and returns the one-line error for them.
-func matrixExpect(stderr io.Writer, expect string, diffs []profile.MatrixLine) error {
-	if len(diffs) == 0 {
-		return nil
-	}
-	for _, d := range diffs {
-		fmt.Fprintf(stderr, "line %d:\n  want: %s\n  got:  %s\n", d.N, cli.OneLine(d.Want), cli.OneLine(d.Got))
-	}
-	return fmt.Errorf("matrix: %w in %s (%d lines, above)", profile.ErrMismatch, expect, len(diffs))
-}
-
 func newProfilesCmd() *cobra.Command {
-	var asJSON bool
+	var out *cli.Outputs
 	cmd := &cobra.Command{
-		Use:   "profiles [--json]",
+		Use:   "profiles [--format text|json] [-o [FORMAT=]FILE]",
 		Short: "List what profiles can name here: governors, EPP strings and their values, EPB, TuneD and ppd profiles",
 		Long:  `profiles lists the machine's governors, its EPP strings with the register values the kernel writes for them on this model, the EPB names and values, the global settings, and the TuneD and power-profiles-daemon profiles installed. See docs/profiles.md.`,
 		Args:  cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.Resolve(); err != nil {
+				return err
+			}
+			if err := checkFiles("profiles", iocheck.Set{Outputs: out.IOCheck()}); err != nil {
+				return err
+			}
 			c, err := profile.ReadCatalog(sysfs.NewFS(global.root))
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(c)
-			}
-			profile.WriteCatalog(cmd.OutOrStdout(), c)
-			return nil
+			return out.Render(cmd.OutOrStdout(), nil, func(w io.Writer, f cli.Format) error {
+				if f == cli.JSON {
+					return cli.WriteJSON(w, c)
+				}
+				profile.WriteCatalog(w, c)
+				return nil
+			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "profiles", Stdout: textJSON, Files: textJSON}, "")
+	out.FormatAlias(cmd.Flags(), "json", cli.JSON)
 	return cmd
 }

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"math"
 
@@ -60,18 +59,9 @@ shown up to its last whole record, with a line saying so. See docs/show.md.`,
 					return err
 				}
 			}
-			return corruptError(args[0], rec)
+			return rec.CorruptError(args[0])
 		},
 	}
 	cli.IntVarP(cmd.Flags(), &runID, "run", "", 0, 1, math.MaxInt32, "show only run N (default: every run)")
 	return cmd
-}
-
-// corruptError is the error show and export end with, after using what
-// they read, when the file is damaged (not merely cut short).
-func corruptError(path string, rec *recording.Recording) error {
-	if errors.Is(rec.Problem, recording.ErrCorrupt) {
-		return fmt.Errorf("%s: %w", path, rec.Problem)
-	}
-	return nil
 }

@@ -3,13 +3,14 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
@@ -20,9 +21,9 @@ func init() { subcommands = append(subcommands, newSnapshotCmd) }
 
 func newSnapshotCmd() *cobra.Command {
 	var cpuSpec string
-	var asJSON bool
+	var out *cli.Outputs
 	cmd := &cobra.Command{
-		Use:   "snapshot [-C cpus] [--json]",
+		Use:   "snapshot [-C cpus] [--format text|json] [-o [FORMAT=]FILE]",
 		Short: "Show cpufreq sysfs settings next to the HWP/CPPC/EPB registers, per core type",
 		Long: `snapshot shows the machine as the kernel presents it (cpufreq driver, governor,
 energy_performance_preference, energy_perf_bias, scaling limits, intel_pstate
@@ -34,6 +35,12 @@ kernel rule behind it, and reports what could not be read, why, and how to
 fix it. It exits 0 with whatever it could read. See docs/snapshot.md.`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := out.Resolve(); err != nil {
+				return err
+			}
+			if err := checkFiles("snapshot", iocheck.Set{Outputs: out.IOCheck(), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}); err != nil {
+				return err
+			}
 			dev := msr.Open(global.root)
 			defer dev.Close()
 			id := cpuid.Open(global.root)
@@ -47,16 +54,16 @@ fix it. It exits 0 with whatever it could read. See docs/snapshot.md.`,
 			if err != nil {
 				return err
 			}
-			out := cmd.OutOrStdout()
-			if asJSON {
-				enc := json.NewEncoder(out)
-				enc.SetIndent("", "  ")
-				return enc.Encode(s)
-			}
-			return snapshot.WriteText(out, s)
+			return out.Render(cmd.OutOrStdout(), nil, func(w io.Writer, f cli.Format) error {
+				if f == cli.JSON {
+					return cli.WriteJSON(w, s)
+				}
+				return snapshot.WriteText(w, s)
+			})
 		},
 	}
 	cli.CPUListVar(cmd.Flags(), &cpuSpec, "CPUs to show, e.g. 0-3,8 (default: every online CPU)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema hwpprobe-snapshot/1, docs/schemas.md)")
+	out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "snapshot", Stdout: textJSON, Files: textJSON}, "")
+	out.FormatAlias(cmd.Flags(), "json", cli.JSON) // JSON: schema hwpprobe-snapshot/1, docs/schemas.md
 	return cmd
 }

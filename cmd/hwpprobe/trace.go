@@ -4,21 +4,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/hwpprobe/hwpprobe/ebpf"
-	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
 	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/kernel/cpus"
-	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/tracerun"
 )
@@ -31,14 +25,14 @@ type traceFlags struct {
 	events    string
 	cpus      string
 	duration  time.Duration
-	json      bool
+	out       *cli.Outputs
 	countOnly bool
 }
 
 func newTraceCmd() *cobra.Command {
 	var f traceFlags
 	cmd := &cobra.Command{
-		Use:   "trace [--msr LIST] [--events LIST] [-C CPUS] [--duration D] [--json] [--count-only] [-- CMD...]",
+		Use:   "trace [--msr LIST] [--events LIST] [-C CPUS] [--duration D] [--format text|json] [--count-only] [-- CMD...]",
 		Short: "Trace what the kernel writes to HWP, EPB, PERF_CTL and CPPC registers",
 		Long: `trace shows every write the kernel makes to the chosen MSRs (by default the
 HWP, EPB, PERF_CTL and AMD CPPC registers), as the hardware receives it, from
@@ -58,7 +52,7 @@ per register and CPU and the number of events lost (ring buffer full).
 Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 		Example: `  sudo hwpprobe trace --msr 0x6e0 --duration 1s
   sudo hwpprobe trace --msr HWP_REQUEST,EPB -- sh -c 'echo power > /sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference'
-  sudo hwpprobe trace --json -C 0-3 --duration 10s > writes.jsonl`,
+  sudo hwpprobe trace --format json -C 0-3 --duration 10s > writes.jsonl`,
 		Args: cli.ArgsUsage(func(cmd *cobra.Command, args []string) error {
 			if len(args) > 0 && cmd.ArgsLenAtDash() != 0 {
 				return fmt.Errorf("unexpected argument %q: put the command to trace after --", args[0])
@@ -75,38 +69,11 @@ Needs root (or CAP_BPF and CAP_PERFMON) and Linux 5.8+. See docs/trace.md.`,
 	fl.StringVar(&f.events, "events", "power", `other tracepoints: "power" (those of the power and amd_cpu groups this kernel has), "none", or group:name,...`)
 	cli.CPUListVar(fl, &f.cpus, "CPUs to trace, e.g. 0-3,8 (default: all)")
 	cli.DurationVarP(fl, &f.duration, "duration", "", 0, minDuration, maxDuration, "stop after this long, 1ms to 8760h (default: until Ctrl-C or until CMD exits)")
-	fl.BoolVar(&f.json, "json", false, "one JSON object per event, then a summary object")
+	// JSON: one object per event, then a summary object.
+	f.out = cli.AddOutputs(fl, cli.OutputSpec{Command: "trace", Stdout: textJSON}, "")
+	f.out.FormatAlias(fl, "json", cli.JSON)
 	fl.BoolVar(&f.countOnly, "count-only", false, "count matching writes in the kernel, print no events")
 	return cmd
-}
-
-// traceEvents resolves --events to tracepoint names; "power" keeps the
-// PowerEvents the kernel has and returns the others as missing.
-func traceEvents(tracefs, spec string) (events, missing []string, err error) {
-	switch spec {
-	case "none", "":
-		return nil, nil, nil
-	case "power":
-		for _, ev := range ebpf.PowerEvents {
-			_, err := ebpf.ReadFormat(tracefs, ev)
-			switch {
-			case err == nil:
-				events = append(events, ev)
-			case errors.Is(err, ebpf.ErrTracepointMissing):
-				missing = append(missing, ev)
-			default:
-				return nil, nil, err
-			}
-		}
-		return events, missing, nil
-	}
-	for ev := range strings.SplitSeq(spec, ",") {
-		if _, _, err := ebpf.SplitEvent(strings.TrimSpace(ev)); err != nil {
-			return nil, nil, cli.UsageError{Err: err}
-		}
-		events = append(events, strings.TrimSpace(ev))
-	}
-	return events, nil, nil
 }
 
 // --duration bounds: a trace shorter than a millisecond sees nothing, and
@@ -117,30 +84,13 @@ const (
 )
 
 func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []string) error {
-	msrs := tracefmt.DefaultMSRs
-	if cmd.Flags().Changed("msr") {
-		var err error
-		if msrs, err = tracefmt.ParseMSRFilter(f.msrs); err != nil {
-			return cli.Usagef("--msr: %w", err)
-		}
+	if err := f.out.Resolve(); err != nil {
+		return err
 	}
-	var cpuList cpus.List
-	if f.cpus != "" {
-		var err error
-		if cpuList, err = cpus.Parse(f.cpus); err != nil {
-			return cli.UsageError{Err: err}
-		}
-		online, err := sysfs.NewFS(global.root).OnlineCPUs()
-		if err != nil {
-			return fmt.Errorf("online CPUs: %w", err)
-		}
-		if off := cpuList.Minus(online); len(off) > 0 {
-			return cli.Usagef("-C %s: CPU %s not online (online: %s)", f.cpus, off, online)
-		}
-	}
-	cfg := tracerun.Config{
-		Tracer:   ebpf.Options{MSRs: msrs, CPUs: cpuList, CountOnly: f.countOnly},
-		Duration: f.duration, JSON: f.json, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Root: global.root,
+	cfg := tracerun.Config{Duration: f.duration, JSON: f.out.Format == cli.JSON, Out: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr(), Root: global.root}
+	o := tracerun.Options{MSRs: f.msrs, MSRsSet: cmd.Flags().Changed("msr"), Events: f.events, CPUs: f.cpus, CountOnly: f.countOnly}
+	if err := tracerun.Configure(o, &cfg); err != nil {
+		return err
 	}
 	if len(argv) > 0 {
 		cred, err := workload.SudoCredential(os.Getenv)
@@ -149,17 +99,6 @@ func runTrace(ctx context.Context, cmd *cobra.Command, f traceFlags, argv []stri
 		}
 		// CMD's output goes to stderr: stdout holds the events.
 		cfg.Command = &workload.Spec{Argv: argv, Cred: cred, Stdin: os.Stdin, Stdout: cmd.ErrOrStderr(), Stderr: cmd.ErrOrStderr()}
-	}
-	var err error
-	if cfg.Tracer.TraceFS, err = ebpf.FindTraceFS(global.root); err != nil {
-		return err
-	}
-	var missing []string
-	if cfg.Tracer.Events, missing, err = traceEvents(cfg.Tracer.TraceFS, f.events); err != nil {
-		return err
-	}
-	if len(missing) > 0 {
-		cli.Linef(cmd.ErrOrStderr(), "hwpprobe", "note: this kernel lacks %s (not traced)", strings.Join(missing, ", "))
 	}
 	code, err := tracerun.Run(ctx, cfg).Exit()
 	if code == 0 {

@@ -61,6 +61,16 @@ func (r *Run) Column(name string) int { return slices.Index(r.CPUColumns, name) 
 // PackageColumn returns the index of a package column, or -1.
 func (r *Run) PackageColumn(name string) int { return slices.Index(r.PackageColumns, name) }
 
+// CorruptError is the error show and export end with, after using what
+// they read, when the file at path is damaged (not merely cut short);
+// nil otherwise.
+func (rec *Recording) CorruptError(path string) error {
+	if errors.Is(rec.Problem, ErrCorrupt) {
+		return fmt.Errorf("%s: %w", path, rec.Problem)
+	}
+	return nil
+}
+
 // Complete reports whether the writer finished the file and every record
 // of it was read: none damaged, none skipped.
 func (rec *Recording) Complete() bool { return rec.End != nil && rec.Issue() == nil }
