@@ -3,13 +3,13 @@
 package main
 
 import (
+	"github.com/hwpprobe/hwpprobe/internal/emu/emutest"
 	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/hwpprobe/hwpprobe/internal/fixture"
 	"github.com/hwpprobe/hwpprobe/internal/testexp"
 )
 
@@ -54,7 +54,7 @@ func TestOutputSpellings(t *testing.T) {
 	dir := t.TempDir()
 	at := func(name string) string { return filepath.Join(dir, name) }
 	t.Run("snapshot", func(t *testing.T) {
-		root := writeFixture(t, fixture.MeteorLakeU())
+		root, _ := emutest.Root(t, "mtl-165u")
 		out := sameOutputs(t, []spelling{
 			{args: []string{"--root", root, "snapshot", "-C", "12-13", "--json"}},
 			{args: []string{"--root", root, "snapshot", "-C", "12-13", "--format", "json"}},
