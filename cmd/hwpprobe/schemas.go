@@ -22,12 +22,12 @@ type jsonOutput struct {
 
 // jsonOutputs are every JSON document hwpprobe prints.
 var jsonOutputs = []jsonOutput{
-	{"hwpprobe-snapshot/1", "snapshot.schema.json", "hwpprobe snapshot --json", snapshot.Snapshot{}},
-	{"hwpprobe-decode/1", "decode.schema.json", "hwpprobe decode --json", []regs.Decoded{}},
-	{"hwpprobe-trace/1", "trace.schema.json", "one line of hwpprobe trace --json (JSON lines: writes, tracepoint events, then the summary)", schema.AnyOf(tracefmt.JSONLines)},
-	{"hwpprobe-matrix/1", "matrix.schema.json", "hwpprobe matrix --json", []*profile.Verification{}},
-	{"hwpprobe-profiles/1", "profiles.schema.json", "hwpprobe profiles --json", profile.Catalog{}},
-	{report.StatSchema, "stat.schema.json", "hwpprobe stat --json", report.StatJSON{}},
-	{verdict.Schema, "conform.schema.json", "hwpprobe conform --json FILE", verdict.Document{}},
-	{report.SchemaN, "diff.schema.json", "hwpprobe diff/explain --json FILE (hwpprobe-diff/1 for two sides, hwpprobe-diff/2 for more)", report.DiffJSON{}},
+	{"hwpprobe-snapshot/1", "snapshot.schema.json", "hwpprobe snapshot --format json", snapshot.Snapshot{}},
+	{"hwpprobe-decode/1", "decode.schema.json", "hwpprobe decode --format json", []regs.Decoded{}},
+	{"hwpprobe-trace/1", "trace.schema.json", "one line of hwpprobe trace --format json (JSON lines: writes, tracepoint events, then the summary)", schema.AnyOf(tracefmt.JSONLines)},
+	{"hwpprobe-matrix/1", "matrix.schema.json", "hwpprobe matrix --format json", []*profile.Verification{}},
+	{"hwpprobe-profiles/1", "profiles.schema.json", "hwpprobe profiles --format json", profile.Catalog{}},
+	{report.StatSchema, "stat.schema.json", "hwpprobe stat --format json", report.StatJSON{}},
+	{verdict.Schema, "conform.schema.json", "hwpprobe conform -o json=FILE", verdict.Document{}},
+	{report.SchemaN, "diff.schema.json", "hwpprobe diff/explain -o json=FILE (hwpprobe-diff/1 for two sides, hwpprobe-diff/2 for more)", report.DiffJSON{}},
 }
