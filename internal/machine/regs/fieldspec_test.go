@@ -256,9 +256,11 @@ func TestFieldSpecVectors(t *testing.T) {
 }
 
 // TestFieldSpecPatterns compares the FieldSpecs with the decoders of every
-// register on bit patterns that set each field in turn, with and without
-// context (a Haswell-ULT and an Ivy Bridge-EP, whose tables and layouts
-// differ), and checks that every FieldSpec was compared.
+// register, including those without a testdata value, on bit patterns
+// (all zeros, all ones, alternating bits, request and power-limit values)
+// without and with context (a Haswell-ULT, an Ivy Bridge-EP with TjMax 0,
+// a Skylake-X: their tables and layouts differ), and checks that every
+// FieldSpec was compared with something the decoder gives.
 func TestFieldSpecPatterns(t *testing.T) {
 	ctxs := []Context{nil,
 		{CPUSignature: Signature(6, 0x45), hwp.MSR_TEMPERATURE_TARGET: 0x0d690000, rapl.MSR_RAPL_POWER_UNIT: 0x000a0e03,
