@@ -39,7 +39,7 @@ func fixedDRAMUnit(family, model uint32) bool {
 // The request and bias registers' fields: the SDM's (vol. 3B ch. 15) and
 // the AMD PPR's names, and x86_energy_perf_policy's and turbostat's
 // spellings as aliases ("min %d max %d des %d epp 0x%x window 0x%x pkg
-// 0x%x"). The decoders in package hwp read the same bits.
+// 0x%x"; x86_energy_perf_policy's "use_pkg %d"). The decoders in package hwp read the same bits.
 var (
 	hwpRequestFields = []FieldSpec{
 		{Name: "min", Hi: 7, Lo: 0, SDM: "Minimum_Performance", Aliases: []string{"min"}},
@@ -47,7 +47,10 @@ var (
 		{Name: "desired", Hi: 23, Lo: 16, SDM: "Desired_Performance", Aliases: []string{"des"}},
 		{Name: "epp", Hi: 31, Lo: 24, SDM: "Energy_Performance_Preference", Aliases: []string{"epp"}},
 		{Name: "activity_window", Hi: 41, Lo: 32, SDM: "Activity_Window", Aliases: []string{"window"}},
-		{Name: "package_control", Hi: 42, Lo: 42, SDM: "Package_Control", Aliases: []string{"pkg"}},
+		{Name: "package_control", Hi: 42, Lo: 42, SDM: "Package_Control", Aliases: []string{"pkg", "use_pkg"}},
+		// The per-field valid bits of newer parts (docs/kernel-facts.md
+		// section 2), which the decoder shows as one number.
+		{Name: "valid_bits", Hi: 63, Lo: 59},
 	}
 	cppcRequestFields = []FieldSpec{
 		{Name: "max", Hi: 7, Lo: 0, SDM: "MaxPerf", Aliases: []string{"max"}},
@@ -60,110 +63,380 @@ var (
 	}
 )
 
+// The other registers' fields. Names are the JSON names of the fields the
+// decoders below show where they show the raw bits (a decoder that shows
+// watts, joules, seconds or °C computes them from the fields named here:
+// pl1_power for pl1_w); SDM names are those of the decoders' comments in
+// packages hwp and rapl; aliases are the words turbostat and
+// x86_energy_perf_policy print for a field, and none where they print
+// none. TestFieldSpecVectors checks every list against its register's
+// decoder on the real values of testdata/.
+var (
+	hwpCapabilitiesFields = []FieldSpec{
+		{Name: "highest", Hi: 7, Lo: 0, SDM: "Highest_Performance", Aliases: []string{"high"}},
+		{Name: "guaranteed", Hi: 15, Lo: 8, SDM: "Guaranteed_Performance", Aliases: []string{"guar"}},
+		{Name: "most_efficient", Hi: 23, Lo: 16, SDM: "Most_Efficient_Performance", Aliases: []string{"eff"}},
+		{Name: "lowest", Hi: 31, Lo: 24, SDM: "Lowest_Performance", Aliases: []string{"low"}},
+	}
+	// pmEnableFields: turbostat prints "(HWP)" or "(No-HWP)".
+	pmEnableFields = []FieldSpec{
+		{Name: "hwp_enable", Hi: 0, Lo: 0, SDM: "HWP_ENABLE", Aliases: []string{"HWP"}},
+	}
+	// hwpInterruptFields: turbostat's "EN_Guaranteed_Perf_Change,
+	// EN_Excursion_Min" (msr-index.h HWP_CHANGE_TO_GUARANTEED_INT bit 0,
+	// HWP_EXCURSION_TO_MINIMUM_INT bit 1).
+	hwpInterruptFields = []FieldSpec{
+		{Name: "guaranteed_perf_change", Hi: 0, Lo: 0, SDM: "EN_Guaranteed_Performance_Change", Aliases: []string{"EN_Guaranteed_Perf_Change"}},
+		{Name: "excursion_min", Hi: 1, Lo: 1, SDM: "EN_Excursion_Minimum", Aliases: []string{"EN_Excursion_Min"}},
+		{Name: "highest_change", Hi: 2, Lo: 2, SDM: "EN_Highest_Change"},
+	}
+	// hwpStatusFields: turbostat's "Guaranteed_Perf_Change, Excursion_Min"
+	// (msr-index.h HWP_GUARANTEED_CHANGE 0x1, HWP_EXCURSION_TO_MINIMUM 0x4).
+	hwpStatusFields = []FieldSpec{
+		{Name: "guaranteed_perf_change", Hi: 0, Lo: 0, SDM: "Guaranteed_Performance_Change", Aliases: []string{"Guaranteed_Perf_Change"}},
+		{Name: "excursion_min", Hi: 2, Lo: 2, SDM: "Excursion_To_Minimum", Aliases: []string{"Excursion_Min"}},
+		{Name: "highest_change", Hi: 3, Lo: 3, SDM: "Highest_Change"},
+		{Name: "peci_override_entry", Hi: 4, Lo: 4, SDM: "PECI_Override_Entry"},
+		{Name: "peci_override_exit", Hi: 5, Lo: 5, SDM: "PECI_Override_Exit"},
+	}
+	// miscEnableFields are the bits the decoder reads (msr-index.h
+	// MSR_IA32_MISC_ENABLE_*_BIT); turbostat's dump_misc_enable prints
+	// TCC (TM1, bit 3), EIST, MWAIT, PREFETCH (prefetch disable) and TURBO
+	// (turbo disable), with "No-" for what is off.
+	miscEnableFields = []FieldSpec{
+		{Name: "fast_strings", Hi: 0, Lo: 0, SDM: "Fast-Strings Enable"},
+		{Name: "tcc", Hi: 3, Lo: 3, SDM: "Automatic Thermal Control Circuit Enable", Aliases: []string{"TCC"}},
+		{Name: "perfmon", Hi: 7, Lo: 7, SDM: "Performance Monitoring Available"},
+		{Name: "prefetch_disable", Hi: 9, Lo: 9, SDM: "Hardware Prefetcher Disable", Aliases: []string{"PREFETCH"}},
+		{Name: "eist", Hi: 16, Lo: 16, SDM: "Enhanced Intel SpeedStep Technology Enable", Aliases: []string{"EIST"}},
+		{Name: "mwait", Hi: 18, Lo: 18, SDM: "ENABLE MONITOR FSM", Aliases: []string{"MWAIT"}},
+		{Name: "limit_cpuid", Hi: 22, Lo: 22, SDM: "Limit CPUID Maxval"},
+		{Name: "xd_disable", Hi: 34, Lo: 34, SDM: "XD Bit Disable"},
+		{Name: "turbo_disable", Hi: 38, Lo: 38, SDM: "IDA Disable", Aliases: []string{"TURBO"}},
+	}
+	platformInfoFields = []FieldSpec{
+		{Name: "base_ratio", Hi: 15, Lo: 8, SDM: "Maximum Non-Turbo Ratio"},
+		{Name: "programmable_ratio_limit", Hi: 28, Lo: 28, SDM: "Programmable Ratio Limit for Turbo Mode"},
+		{Name: "programmable_tdp_limit", Hi: 29, Lo: 29, SDM: "Programmable TDP Limit for Turbo Mode"},
+		{Name: "programmable_tj_offset", Hi: 30, Lo: 30, SDM: "Programmable TJ OFFSET"},
+		{Name: "max_efficiency_ratio", Hi: 47, Lo: 40, SDM: "Maximum Efficiency Ratio"},
+		{Name: "min_operating_ratio", Hi: 55, Lo: 48, SDM: "Minimum Operating Ratio"},
+	}
+	// The ratio is the upper byte of the SDM's 16-bit performance state
+	// value.
+	perfStatusFields = []FieldSpec{
+		{Name: "ratio", Hi: 15, Lo: 8, SDM: "Current Performance State Value"},
+	}
+	perfCtlFields = []FieldSpec{
+		{Name: "ratio", Hi: 15, Lo: 8, SDM: "Target Performance State Value"},
+		{Name: "turbo_disengage", Hi: 32, Lo: 32, SDM: "IDA Engage"},
+	}
+	// temperatureTargetFields: turbostat's "(%d C) (%d default - %d
+	// offset)".
+	temperatureTargetFields = []FieldSpec{
+		{Name: "tjmax_c", Hi: 23, Lo: 16, SDM: "Temperature Target", Aliases: []string{"default"}},
+		{Name: "offset_c", Hi: 29, Lo: 24, SDM: "TCC Activation Offset", Aliases: []string{"offset"}},
+	}
+	thermStatusFields    = thermFields(false)
+	pkgThermStatusFields = thermFields(true)
+	turboRatioFields     = byteFields("ratio_%dc", "Maximum Ratio Limit for %dC", 1)
+	// turboRatio1Fields is the group core count layout (Skylake-SP and
+	// later servers, Atoms: MSR_TURBO_RATIO_LIMIT_CORES); on Ivy Bridge-EP
+	// and Haswell-EP the same bytes are ratios for 9-16 active cores,
+	// which the decoder tells by the CPU model.
+	turboRatio1Fields = byteFields("group%d_cores", "NUMCORE_%d", 0)
+	// powerUnitFields is the layout of Intel's MSR_RAPL_POWER_UNIT and of
+	// AMD's RAPL_PWR_UNIT (the same, package rapl).
+	powerUnitFields = []FieldSpec{
+		{Name: "power_units", Hi: 3, Lo: 0, SDM: "Power Units"},
+		{Name: "energy_units", Hi: 12, Lo: 8, SDM: "Energy Status Units"},
+		{Name: "time_units", Hi: 19, Lo: 16, SDM: "Time Units"},
+	}
+	// powerInfoFields: turbostat's "(%.0f W TDP, RAPL %.0f - %.0f W, %f
+	// sec.)".
+	powerInfoFields = []FieldSpec{
+		{Name: "tdp", Hi: 14, Lo: 0, SDM: "Thermal Spec Power", Aliases: []string{"TDP"}},
+		{Name: "min_power", Hi: 30, Lo: 16, SDM: "Minimum Power"},
+		{Name: "max_power", Hi: 46, Lo: 32, SDM: "Maximum Power"},
+		{Name: "max_window", Hi: 53, Lo: 48, SDM: "Maximum Time Window"},
+	}
+	// powerLimitFields: each limit's time window is (1 + F/4) x 2^Y time
+	// units (rapl.DecodePowerLimit); turbostat prints "PKG Limit #N:
+	// %sabled (%f Watts, %f sec, clamp %sabled)" and "(locked)" or
+	// "(UNlocked)".
+	powerLimitFields = append(append(powerLimit(1, 0), powerLimit(2, 32)...),
+		FieldSpec{Name: "locked", Hi: 63, Lo: 63, SDM: "Lock", Aliases: []string{"locked"}})
+	energyStatusFields = []FieldSpec{
+		{Name: "energy_count", Hi: 31, Lo: 0, SDM: "Total Energy Consumed"},
+	}
+	mperfFields    = []FieldSpec{{Name: "count", Hi: 63, Lo: 0, SDM: "C0_MCNT"}}
+	aperfFields    = []FieldSpec{{Name: "count", Hi: 63, Lo: 0, SDM: "C0_ACNT"}}
+	cppcCap1Fields = []FieldSpec{
+		{Name: "lowest", Hi: 7, Lo: 0, SDM: "LowestPerf"},
+		{Name: "lowest_nonlinear", Hi: 15, Lo: 8, SDM: "LowestNonlinearPerf"},
+		{Name: "nominal", Hi: 23, Lo: 16, SDM: "NominalPerf"},
+		{Name: "highest", Hi: 31, Lo: 24, SDM: "HighestPerf"},
+	}
+	cppcEnableFields = []FieldSpec{
+		{Name: "cppc_enable", Hi: 0, Lo: 0, SDM: "CPPC_EN"},
+	}
+)
+
+// The *_PERF_LIMIT_REASONS bits: status bit n (15:0) and its sticky log
+// bit n+16. Names are package hwp's (the JSON names of its tables), SDM
+// names those of hwp's SDM table, aliases turbostat's words; turbostat
+// prints the unnamed Haswell core bits 2, 14 and 15 as "bitN" and their
+// logs by their own number.
+var (
+	// coreLimitFields is 0x64F on the 6th generation Intel Core and later
+	// client parts (hwp.SDMCoreLimitTable; turbostat names none of them,
+	// the aliases are those of its Haswell bits of the same meaning).
+	coreLimitFields = limitFields([]limitBit{
+		{0, "prochot", "PROCHOT Status", "PROCHOT", ""},
+		{1, "therm_status", "Thermal Status", "ThermStatus", ""},
+		{4, "residency_regulation", "Residency State Regulation Status", "", ""},
+		{5, "running_average_thermal", "Running Average Thermal Limit Status", "", ""},
+		{6, "vr_therm", "VR Therm Alert Status", "VR-Therm", ""},
+		{7, "vr_tdc", "VR Therm Design Current Status", "", ""},
+		{8, "other", "Other Status", "", ""},
+		{10, "pkg_pwr_l1", "Package/Platform-Level Power Limiting PL1 Status", "PkgPwrL1", ""},
+		{11, "pkg_pwr_l2", "Package/Platform-Level PL2 Power Limiting Status", "PkgPwrL2", ""},
+		{12, "multi_core_turbo", "Max Turbo Limit Status", "MultiCoreTurbo", ""},
+		{13, "transitions", "Turbo Transition Attenuation Status", "Transitions", ""},
+	})
+	// The Haswell tables of turbostat (hwp.CoreLimitTable, GfxLimitTable,
+	// RingLimitTable): no repository document quotes the SDM's names.
+	hswCoreLimitFields = limitFields([]limitBit{
+		{0, "prochot", "", "PROCHOT", ""},
+		{1, "therm_status", "", "ThermStatus", ""},
+		{2, "bit2", "", "bit2", "bit18"},
+		{4, "graphics", "", "Graphics", ""},
+		{5, "auto_hwp", "", "Auto-HWP", ""},
+		{6, "vr_therm", "", "VR-Therm", ""},
+		{8, "amps", "", "Amps", ""},
+		{9, "core_pwr", "", "CorePwr", ""},
+		{10, "pkg_pwr_l1", "", "PkgPwrL1", ""},
+		{11, "pkg_pwr_l2", "", "PkgPwrL2", ""},
+		{12, "multi_core_turbo", "", "MultiCoreTurbo", ""},
+		{13, "transitions", "", "Transitions", ""},
+		{14, "bit14", "", "bit14", "bit30"},
+		{15, "bit15", "", "bit15", "bit31"},
+	})
+	gfxLimitFields = limitFields([]limitBit{
+		{0, "prochot", "", "PROCHOT", ""},
+		{1, "therm_status", "", "ThermStatus", ""},
+		{4, "graphics", "", "Graphics", ""},
+		{6, "vr_therm", "", "VR-Therm", ""},
+		{8, "amps", "", "Amps", ""},
+		{9, "gfx_pwr", "", "GFXPwr", ""},
+		{10, "pkg_pwr_l1", "", "PkgPwrL1", ""},
+		{11, "pkg_pwr_l2", "", "PkgPwrL2", ""},
+	})
+	ringLimitFields = limitFields([]limitBit{
+		{0, "prochot", "", "PROCHOT", ""},
+		{1, "therm_status", "", "ThermStatus", ""},
+		{6, "vr_therm", "", "VR-Therm", ""},
+		{8, "amps", "", "Amps", ""},
+		{10, "pkg_pwr_l1", "", "PkgPwrL1", ""},
+		{11, "pkg_pwr_l2", "", "PkgPwrL2", ""},
+	})
+)
+
+// limitBit is one named status bit of a *_PERF_LIMIT_REASONS register.
+type limitBit struct {
+	bit                      uint8
+	name, sdm, alias, logAka string // logAka: turbostat's word for the log bit where it is not alias
+}
+
+// limitFields returns the status fields of bits and then their log
+// fields (name_log, bit+16; the SDM's "... Log" for "... Status").
+func limitFields(bits []limitBit) []FieldSpec {
+	var status, logs []FieldSpec
+	for _, b := range bits {
+		status = append(status, FieldSpec{Name: b.name, Hi: b.bit, Lo: b.bit, SDM: b.sdm, Aliases: aliases(b.alias)})
+		la := b.logAka
+		if la == "" {
+			la = b.alias
+		}
+		logs = append(logs, FieldSpec{Name: b.name + "_log", Hi: b.bit + 16, Lo: b.bit + 16,
+			SDM: strings.Replace(b.sdm, "Status", "Log", 1), Aliases: aliases(la)})
+	}
+	return append(status, logs...)
+}
+
+// aliases returns nil for "" and a one-name list otherwise.
+func aliases(a string) []string {
+	if a == "" {
+		return nil
+	}
+	return []string{a}
+}
+
+// thermFields returns the fields of IA32_THERM_STATUS or, with pkg,
+// IA32_PACKAGE_THERM_STATUS, whose bits 15:12 and 31:27 are reserved and
+// whose SDM names start with "Pkg".
+func thermFields(pkg bool) []FieldSpec {
+	events := []struct{ name, status, log string }{
+		{"thermal", "Thermal Status", "Thermal Status Log"},
+		{"prochot", "PROCHOT# or FORCEPR# Event", "PROCHOT# or FORCEPR# Log"},
+		{"critical", "Critical Temperature Status", "Critical Temperature Status Log"},
+		{"threshold1", "Thermal Threshold #1 Status", "Thermal Threshold #1 Log"},
+		{"threshold2", "Thermal Threshold #2 Status", "Thermal Threshold #2 Log"},
+		{"power_limit", "Power Limitation Status", "Power Limitation Log"},
+		{"current_limit", "Current Limit Status", "Current Limit Log"},
+		{"cross_domain_limit", "Cross Domain Limit Status", "Cross Domain Limit Log"},
+	}
+	prefix := ""
+	if pkg {
+		prefix, events = "Pkg ", events[:6]
+	}
+	var fs []FieldSpec
+	for i, e := range events {
+		status := e.name
+		if status == "thermal" {
+			status = "thermal_status"
+		}
+		fs = append(fs,
+			FieldSpec{Name: status, Hi: uint8(2 * i), Lo: uint8(2 * i), SDM: prefix + e.status},
+			FieldSpec{Name: e.name + "_log", Hi: uint8(2*i + 1), Lo: uint8(2*i + 1), SDM: prefix + e.log})
+	}
+	fs = append(fs, FieldSpec{Name: "readout_c", Hi: 22, Lo: 16, SDM: prefix + "Digital Readout"})
+	if !pkg {
+		fs = append(fs, FieldSpec{Name: "resolution_c", Hi: 30, Lo: 27, SDM: "Resolution in Degrees Celsius"},
+			FieldSpec{Name: "reading_valid", Hi: 31, Lo: 31, SDM: "Reading Valid"})
+	}
+	return fs
+}
+
+// byteFields returns eight byte-wide fields, name and SDM formatted with
+// the byte's number counted from first.
+func byteFields(name, sdm string, first int) []FieldSpec {
+	fs := make([]FieldSpec, 8)
+	for i := range fs {
+		n := i + 1
+		fs[i] = FieldSpec{Name: fmt.Sprintf(name, n), Hi: uint8(8*i + 7), Lo: uint8(8 * i), SDM: fmt.Sprintf(sdm, i+first)}
+	}
+	return fs
+}
+
+// powerLimit returns the fields of power limit n of MSR_PKG_POWER_LIMIT,
+// which starts at bit lo: power 14:0, enable 15, clamp 16, window Y 21:17
+// and F 23:22 (rapl.DecodePowerLimit).
+func powerLimit(n int, lo uint8) []FieldSpec {
+	p := fmt.Sprintf("pl%d_", n)
+	return []FieldSpec{
+		{Name: p + "power", Hi: lo + 14, Lo: lo, SDM: fmt.Sprintf("Package Power Limit #%d", n)},
+		{Name: p + "enabled", Hi: lo + 15, Lo: lo + 15, SDM: fmt.Sprintf("Enable Limit #%d", n)},
+		{Name: p + "clamp", Hi: lo + 16, Lo: lo + 16, SDM: fmt.Sprintf("Package Clamping Limitation #%d", n), Aliases: []string{"clamp"}},
+		{Name: p + "time_y", Hi: lo + 21, Lo: lo + 17, SDM: fmt.Sprintf("Time Window for Power Limit #%d", n)},
+		{Name: p + "time_f", Hi: lo + 23, Lo: lo + 22, SDM: fmt.Sprintf("Time Window for Power Limit #%d", n)},
+	}
+}
+
 func registers() []*Register {
 	return []*Register{
 		{Name: "IA32_MPERF", Role: RoleCounter, Address: hwp.MSR_IA32_MPERF, Scope: Thread,
-			Doc: "maximum-frequency (TSC-rate) clock count while in C0", decode: decodeCounter},
+			Doc: "maximum-frequency (TSC-rate) clock count while in C0", Fields: mperfFields, decode: decodeCounter},
 		{Name: "IA32_APERF", Role: RoleCounter, Address: hwp.MSR_IA32_APERF, Scope: Thread,
-			Doc: "actual clock count while in C0", decode: decodeCounter},
+			Doc: "actual clock count while in C0", Fields: aperfFields, decode: decodeCounter},
 		{Name: "MSR_PLATFORM_INFO", Role: RoleCapabilities, Address: hwp.MSR_PLATFORM_INFO, Scope: Package,
-			Doc: "base (max non-turbo), max efficiency and min operating ratios", decode: decodePlatformInfo},
+			Doc: "base (max non-turbo), max efficiency and min operating ratios", Fields: platformInfoFields, decode: decodePlatformInfo},
 		{Name: "IA32_PERF_STATUS", Role: RoleStatus, Address: hwp.MSR_IA32_PERF_STATUS, Scope: Thread,
-			Doc: "current performance state (ratio)", decode: decodePerfStatus},
+			Doc: "current performance state (ratio)", Fields: perfStatusFields, decode: decodePerfStatus},
 		{Name: "IA32_PERF_CTL", Role: RoleControl, Address: hwp.MSR_IA32_PERF_CTL, Scope: Thread,
-			Doc: "requested performance state (ignored while HWP is enabled)", decode: decodePerfCtl},
+			Doc: "requested performance state (ignored while HWP is enabled)", Fields: perfCtlFields, decode: decodePerfCtl},
 		{Name: "IA32_THERM_STATUS", Role: RoleThermal, Address: hwp.MSR_IA32_THERM_STATUS, Scope: Core,
 			Uses: []uint32{hwp.MSR_TEMPERATURE_TARGET},
-			Doc:  "core thermal status and digital temperature readout", decode: decodeThermStatus(false)},
+			Doc:  "core thermal status and digital temperature readout", Fields: thermStatusFields, decode: decodeThermStatus(false)},
 		{Name: "IA32_MISC_ENABLE", Role: RoleEnable, Address: hwp.MSR_IA32_MISC_ENABLE, Scope: Thread,
-			Doc: "miscellaneous enables: EIST, turbo disable, TCC, MWAIT", decode: decodeMiscEnable},
+			Doc: "miscellaneous enables: EIST, turbo disable, TCC, MWAIT", Fields: miscEnableFields, decode: decodeMiscEnable},
 		{Name: "MSR_TEMPERATURE_TARGET", Role: RoleThermal, Address: hwp.MSR_TEMPERATURE_TARGET, Scope: Package,
-			Doc: "TjMax and TCC activation offset", decode: decodeTemperatureTarget},
+			Doc: "TjMax and TCC activation offset", Fields: temperatureTargetFields, decode: decodeTemperatureTarget},
 		{Name: "MSR_TURBO_RATIO_LIMIT", Role: RoleCapabilities, Address: hwp.MSR_TURBO_RATIO_LIMIT, Scope: Package,
 			Uses: []uint32{hwp.MSR_TURBO_RATIO_LIMIT1, CPUSignature},
-			Doc:  "maximum turbo ratio by number of active cores", decode: decodeTurboRatioLimit},
+			Doc:  "maximum turbo ratio by number of active cores", Fields: turboRatioFields, decode: decodeTurboRatioLimit},
 		{Name: "MSR_TURBO_RATIO_LIMIT1", Role: RoleCapabilities, Address: hwp.MSR_TURBO_RATIO_LIMIT1, Scope: Package,
 			Aliases: []string{"MSR_TURBO_RATIO_LIMIT_CORES"},
 			Uses:    []uint32{CPUSignature},
-			Doc:     "turbo group core counts (group-limit parts) or ratios for 9-16 cores (Ivy Bridge-EP, Haswell-EP)", decode: decodeTurboRatioLimit1},
+			Doc:     "turbo group core counts (group-limit parts) or ratios for 9-16 cores (Ivy Bridge-EP, Haswell-EP)", Fields: turboRatio1Fields, decode: decodeTurboRatioLimit1},
 		{Name: "IA32_ENERGY_PERF_BIAS", Role: RoleBias, Sampled: true, Address: hwp.MSR_IA32_ENERGY_PERF_BIAS, Scope: Thread,
 			Aliases: []string{"EPB"},
 			Fields:  epbFields, Doc: "energy/performance bias hint (EPB)", decode: decodeEPB},
 		{Name: "IA32_PACKAGE_THERM_STATUS", Role: RoleThermal, Sampled: true, Address: hwp.MSR_IA32_PACKAGE_THERM_STATUS, Scope: Package,
 			Aliases: []string{"PKG_THERM_STATUS"},
 			Uses:    []uint32{hwp.MSR_TEMPERATURE_TARGET},
-			Doc:     "package thermal status and digital temperature readout", decode: decodeThermStatus(true)},
+			Doc:     "package thermal status and digital temperature readout", Fields: pkgThermStatusFields, decode: decodeThermStatus(true)},
 		{Name: "MSR_RAPL_POWER_UNIT", Role: RoleUnits, Address: rapl.MSR_RAPL_POWER_UNIT, Scope: Package,
-			Doc: "RAPL power, energy and time units", decode: decodePowerUnit},
+			Doc: "RAPL power, energy and time units", Fields: powerUnitFields, decode: decodePowerUnit},
 		{Name: "MSR_PKG_POWER_LIMIT", Role: RoleLimit, Sampled: true, Address: rapl.MSR_PKG_POWER_LIMIT, Scope: Package,
 			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
-			Doc:  "package power limits PL1 and PL2", decode: decodePowerLimit},
+			Doc:  "package power limits PL1 and PL2", Fields: powerLimitFields, decode: decodePowerLimit},
 		{Name: "MSR_PKG_ENERGY_STATUS", Role: RoleEnergy, Address: rapl.MSR_PKG_ENERGY_STATUS, Scope: Package,
 			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
-			Doc:  "package energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
+			Doc:  "package energy counter (32 bits, wraps)", Fields: energyStatusFields, decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
 		{Name: "MSR_PKG_POWER_INFO", Role: RoleCapabilities, Address: rapl.MSR_PKG_POWER_INFO, Scope: Package,
 			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
-			Doc:  "package TDP and power range", decode: decodePowerInfo},
+			Doc:  "package TDP and power range", Fields: powerInfoFields, decode: decodePowerInfo},
 		{Name: "MSR_DRAM_ENERGY_STATUS", Role: RoleEnergy, Address: rapl.MSR_DRAM_ENERGY_STATUS, Scope: Package,
 			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT, CPUSignature},
-			Doc:  "DRAM energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, true)},
+			Doc:  "DRAM energy counter (32 bits, wraps)", Fields: energyStatusFields, decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, true)},
 		{Name: "MSR_PP0_ENERGY_STATUS", Role: RoleEnergy, Address: rapl.MSR_PP0_ENERGY_STATUS, Scope: Package,
 			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
-			Doc:  "cores (PP0) energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
+			Doc:  "cores (PP0) energy counter (32 bits, wraps)", Fields: energyStatusFields, decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
 		{Name: "MSR_PP1_ENERGY_STATUS", Role: RoleEnergy, Address: rapl.MSR_PP1_ENERGY_STATUS, Scope: Package,
 			Uses: []uint32{rapl.MSR_RAPL_POWER_UNIT},
-			Doc:  "graphics (PP1) energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
+			Doc:  "graphics (PP1) energy counter (32 bits, wraps)", Fields: energyStatusFields, decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
 		{Name: "MSR_PLATFORM_ENERGY_STATUS", Role: RoleEnergy, Address: rapl.MSR_PLATFORM_ENERGY_STATUS, Scope: Package,
 			Aliases: []string{"PSYS_ENERGY_STATUS"},
 			Uses:    []uint32{rapl.MSR_RAPL_POWER_UNIT},
-			Doc:     "platform (psys) energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
+			Doc:     "platform (psys) energy counter (32 bits, wraps)", Fields: energyStatusFields, decode: decodeEnergy(rapl.MSR_RAPL_POWER_UNIT, false)},
 		{Name: "MSR_CORE_PERF_LIMIT_REASONS", Role: RoleLimitReasons, Sampled: true, Address: hwp.MSR_CORE_PERF_LIMIT_REASONS, Scope: Package,
 			Aliases: []string{"PERF_LIMIT_REASONS"},
-			Doc:     "why the cores run below the requested frequency, 6th generation and later (model-specific bits)", decode: decodeLimitReasons(nil)},
+			Doc:     "why the cores run below the requested frequency, 6th generation and later (model-specific bits)", Fields: coreLimitFields, decode: decodeLimitReasons(nil)},
 		{Name: "MSR_CORE_PERF_LIMIT_REASONS_HSW", Role: RoleLimitReasons, Address: hwp.MSR_CORE_PERF_LIMIT_REASONS_HSW, Scope: Package,
 			Uses: []uint32{CPUSignature},
-			Doc:  "why the cores run below the requested frequency, Haswell/Broadwell (turbostat's MSR_CORE_PERF_LIMIT_REASONS)", decode: decodeLimitReasons(hwp.CoreLimitTable)},
+			Doc:  "why the cores run below the requested frequency, Haswell/Broadwell (turbostat's MSR_CORE_PERF_LIMIT_REASONS)", Fields: hswCoreLimitFields, decode: decodeLimitReasons(hwp.CoreLimitTable)},
 		{Name: "MSR_GFX_PERF_LIMIT_REASONS", Role: RoleLimitReasons, Address: hwp.MSR_GFX_PERF_LIMIT_REASONS, Scope: Package,
 			Uses: []uint32{CPUSignature},
-			Doc:  "why graphics runs below the requested frequency (model-specific bits)", decode: decodeLimitReasons(hwp.GfxLimitTable)},
+			Doc:  "why graphics runs below the requested frequency (model-specific bits)", Fields: gfxLimitFields, decode: decodeLimitReasons(hwp.GfxLimitTable)},
 		{Name: "MSR_RING_PERF_LIMIT_REASONS", Role: RoleLimitReasons, Address: hwp.MSR_RING_PERF_LIMIT_REASONS, Scope: Package,
 			Uses: []uint32{CPUSignature},
-			Doc:  "why the ring (uncore) runs below the requested frequency (model-specific bits)", decode: decodeLimitReasons(hwp.RingLimitTable)},
+			Doc:  "why the ring (uncore) runs below the requested frequency (model-specific bits)", Fields: ringLimitFields, decode: decodeLimitReasons(hwp.RingLimitTable)},
 		{Name: "IA32_PM_ENABLE", Role: RoleEnable, Address: hwp.MSR_IA32_PM_ENABLE, Scope: Package,
-			Doc: "HWP enable", decode: decodePMEnable},
+			Doc: "HWP enable", Fields: pmEnableFields, decode: decodePMEnable},
 		{Name: "IA32_HWP_CAPABILITIES", Role: RoleCapabilities, Address: hwp.MSR_IA32_HWP_CAPABILITIES, Scope: Thread,
 			Aliases: []string{"HWP_CAP"},
-			Doc:     "HWP performance range: highest, guaranteed, most efficient, lowest", decode: decodeCapabilities},
+			Doc:     "HWP performance range: highest, guaranteed, most efficient, lowest", Fields: hwpCapabilitiesFields, decode: decodeCapabilities},
 		{Name: "IA32_HWP_REQUEST_PKG", Role: RolePackageRequest, request: requestHWP(false), Address: hwp.MSR_IA32_HWP_REQUEST_PKG, Scope: Package,
 			Aliases: []string{"HWP_REQ_PKG"},
 			Doc:     "package-level HWP request", Fields: hwpRequestFields[:5], decode: decodeRequest(false)},
 		{Name: "IA32_HWP_INTERRUPT", Role: RoleInterrupt, Address: hwp.MSR_IA32_HWP_INTERRUPT, Scope: Thread,
-			Doc: "HWP notification enables", decode: decodeInterrupt},
+			Doc: "HWP notification enables", Fields: hwpInterruptFields, decode: decodeInterrupt},
 		{Name: "IA32_HWP_REQUEST", Role: RoleRequest, Sampled: true, request: requestHWP(true), Address: hwp.MSR_IA32_HWP_REQUEST, Scope: Thread,
 			Aliases: []string{"HWP_REQ"},
 			Doc:     "HWP request: min, max, desired, EPP, activity window", Fields: hwpRequestFields, decode: decodeRequest(true)},
 		{Name: "IA32_HWP_STATUS", Role: RoleStatus, Sampled: true, Address: hwp.MSR_IA32_HWP_STATUS, Scope: Thread,
-			Doc: "HWP feedback: guaranteed change, excursion to minimum", decode: decodeStatus},
+			Doc: "HWP feedback: guaranteed change, excursion to minimum", Fields: hwpStatusFields, decode: decodeStatus},
 		{Name: "MSR_AMD_CPPC_CAP1", Role: RoleCapabilities, Address: hwp.MSR_AMD_CPPC_CAP1, Vendor: AMD, Scope: Thread,
 			Aliases: []string{"CPPC_CAP1"},
-			Doc:     "CPPC performance range: highest, nominal, lowest nonlinear, lowest", decode: decodeCPPCCap1},
+			Doc:     "CPPC performance range: highest, nominal, lowest nonlinear, lowest", Fields: cppcCap1Fields, decode: decodeCPPCCap1},
 		{Name: "MSR_AMD_CPPC_ENABLE", Role: RoleEnable, Address: hwp.MSR_AMD_CPPC_ENABLE, Vendor: AMD, Scope: Thread,
 			Aliases: []string{"CPPC_ENABLE"},
-			Doc:     "CPPC enable", decode: decodeCPPCEnable},
+			Doc:     "CPPC enable", Fields: cppcEnableFields, decode: decodeCPPCEnable},
 		{Name: "MSR_AMD_CPPC_REQ", Role: RoleRequest, Sampled: true, request: requestCPPC, Address: hwp.MSR_AMD_CPPC_REQ, Vendor: AMD, Scope: Thread,
 			Aliases: []string{"CPPC_REQ"},
 			Doc:     "CPPC request: max, min, desired, EPP", Fields: cppcRequestFields, decode: decodeCPPCReq},
 		{Name: "MSR_AMD_RAPL_POWER_UNIT", Role: RoleUnits, Address: rapl.MSR_AMD_RAPL_POWER_UNIT, Vendor: AMD, Scope: Package,
 			Aliases: []string{"RAPL_PWR_UNIT"},
-			Doc:     "AMD RAPL power, energy and time units", decode: decodePowerUnit},
+			Doc:     "AMD RAPL power, energy and time units", Fields: powerUnitFields, decode: decodePowerUnit},
 		{Name: "MSR_AMD_CORE_ENERGY_STATUS", Role: RoleEnergy, Address: rapl.MSR_AMD_CORE_ENERGY_STATUS, Vendor: AMD, Scope: Core,
 			Aliases: []string{"CORE_ENERGY_STAT"},
 			Uses:    []uint32{rapl.MSR_AMD_RAPL_POWER_UNIT},
-			Doc:     "AMD core energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_AMD_RAPL_POWER_UNIT, false)},
+			Doc:     "AMD core energy counter (32 bits, wraps)", Fields: energyStatusFields, decode: decodeEnergy(rapl.MSR_AMD_RAPL_POWER_UNIT, false)},
 		{Name: "MSR_AMD_PKG_ENERGY_STATUS", Role: RoleEnergy, Address: rapl.MSR_AMD_PKG_ENERGY_STATUS, Vendor: AMD, Scope: Package,
 			Aliases: []string{"PKG_ENERGY_STAT"},
 			Uses:    []uint32{rapl.MSR_AMD_RAPL_POWER_UNIT},
-			Doc:     "AMD package energy counter (32 bits, wraps)", decode: decodeEnergy(rapl.MSR_AMD_RAPL_POWER_UNIT, false)},
+			Doc:     "AMD package energy counter (32 bits, wraps)", Fields: energyStatusFields, decode: decodeEnergy(rapl.MSR_AMD_RAPL_POWER_UNIT, false)},
 	}
 }
 

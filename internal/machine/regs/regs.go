@@ -121,9 +121,10 @@ type Register struct {
 	// scope) or package (Package scope) each interval, and their raw
 	// values recorded (package source, recording.Reg).
 	Sampled bool
-	// Fields are the register's bit fields. A register without a decoder
-	// of its own (all those added outside this file's catalog) is decoded
-	// from them.
+	// Fields are the register's bit fields: every register of the
+	// catalog lists them (catalog.go), in bits 63:0 without overlap. A
+	// register without a decoder of its own (all those added outside the
+	// catalog) is decoded from them.
 	Fields []FieldSpec
 	decode func(d *Decoded, ctx Context)
 	// request decodes a request register (RoleRequest and
@@ -133,7 +134,7 @@ type Register struct {
 
 // FieldSpec is one bit field of a register.
 type FieldSpec struct {
-	Name    string   // snake_case, as Decoded.Fields names it
+	Name    string   // snake_case: the Decoded.Fields name where the decoder shows the raw bits
 	Hi, Lo  uint8    // bit range Hi:Lo, inclusive
 	SDM     string   // the field's name in the Intel SDM or AMD PPR
 	Aliases []string // the kernel tools' names (turbostat, x86_energy_perf_policy)

@@ -82,36 +82,6 @@ func TestRoles(t *testing.T) {
 	}
 }
 
-// TestFieldSpecs checks that the catalog's bit ranges read what the
-// decoders in package hwp read, on values with every bit of a field set
-// in turn.
-func TestFieldSpecs(t *testing.T) {
-	for _, r := range All() {
-		for _, f := range r.Fields {
-			for _, raw := range []uint64{0, ^uint64(0), 0x0000_0603_80ff2e17, 0x5555_5555_5555_5555} {
-				v, ok := r.Decode(raw, nil).Field(f.Name)
-				if !ok {
-					t.Fatalf("%s: field %s not in the decode", r.Name, f.Name)
-				}
-				var n uint64
-				switch x := v.(type) {
-				case uint64:
-					n = x
-				case string: // on/off flags
-					if x == "on" {
-						n = 1
-					}
-				default:
-					t.Fatalf("%s.%s: %T", r.Name, f.Name, v)
-				}
-				if got := f.Extract(raw); got != n {
-					t.Errorf("%s.%s of %#x: spec %d:%d reads %#x, the decoder %#x", r.Name, f.Name, raw, f.Hi, f.Lo, got, n)
-				}
-			}
-		}
-	}
-}
-
 // TestExtend adds a register the catalog lacks and finds it by address,
 // name, role and in Sampled, decoded from its field specs; restore
 // removes it.
