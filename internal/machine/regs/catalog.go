@@ -36,10 +36,11 @@ func fixedDRAMUnit(family, model uint32) bool {
 	return false
 }
 
-// The request and bias registers' fields: the SDM's (vol. 3B ch. 15) and
-// the AMD PPR's names, and x86_energy_perf_policy's and turbostat's
-// spellings as aliases ("min %d max %d des %d epp 0x%x window 0x%x pkg
-// 0x%x"; x86_energy_perf_policy's "use_pkg %d"). The decoders in package hwp read the same bits.
+// The request and bias registers' fields: the SDM's names (docs/kernel-facts.md
+// section 2 says where each comes from; the AMD request has none), and
+// x86_energy_perf_policy's and turbostat's spellings as aliases ("min %d
+// max %d des %d epp 0x%x window 0x%x pkg 0x%x"; x86_energy_perf_policy's
+// "use_pkg %d"). The decoders in package hwp read the same bits.
 var (
 	hwpRequestFields = []FieldSpec{
 		{Name: "min", Hi: 7, Lo: 0, SDM: "Minimum_Performance", Aliases: []string{"min"}},
@@ -53,21 +54,22 @@ var (
 		{Name: "valid_bits", Hi: 63, Lo: 59},
 	}
 	cppcRequestFields = []FieldSpec{
-		{Name: "max", Hi: 7, Lo: 0, SDM: "MaxPerf", Aliases: []string{"max"}},
-		{Name: "min", Hi: 15, Lo: 8, SDM: "MinPerf", Aliases: []string{"min"}},
-		{Name: "desired", Hi: 23, Lo: 16, SDM: "DesPerf", Aliases: []string{"des"}},
-		{Name: "epp", Hi: 31, Lo: 24, SDM: "EnergyPerfPref", Aliases: []string{"epp"}},
+		{Name: "max", Hi: 7, Lo: 0, Aliases: []string{"max"}},
+		{Name: "min", Hi: 15, Lo: 8, Aliases: []string{"min"}},
+		{Name: "desired", Hi: 23, Lo: 16, Aliases: []string{"des"}},
+		{Name: "epp", Hi: 31, Lo: 24, Aliases: []string{"epp"}},
 	}
 	epbFields = []FieldSpec{
-		{Name: "epb", Hi: 3, Lo: 0, SDM: "Energy_Policy_Preference_Hint", Aliases: []string{"epb"}},
+		{Name: "epb", Hi: 3, Lo: 0, SDM: "Power Policy Preference", Aliases: []string{"epb"}},
 	}
 )
 
 // The other registers' fields. Names are the JSON names of the fields the
 // decoders below show where they show the raw bits (a decoder that shows
 // watts, joules, seconds or °C computes them from the fields named here:
-// pl1_power for pl1_w); SDM names are those of the decoders' comments in
-// packages hwp and rapl; aliases are the words turbostat and
+// pl1_power for pl1_w); SDM names are the SDM's as docs/kernel-facts.md
+// section 2 lists their sources, empty where none was found; aliases are
+// the words turbostat and
 // x86_energy_perf_policy print for a field, and none where they print
 // none. TestFieldSpecVectors checks every list against its register's
 // decoder on the real values of testdata/.
@@ -88,16 +90,16 @@ var (
 	hwpInterruptFields = []FieldSpec{
 		{Name: "guaranteed_perf_change", Hi: 0, Lo: 0, SDM: "EN_Guaranteed_Performance_Change", Aliases: []string{"EN_Guaranteed_Perf_Change"}},
 		{Name: "excursion_min", Hi: 1, Lo: 1, SDM: "EN_Excursion_Minimum", Aliases: []string{"EN_Excursion_Min"}},
-		{Name: "highest_change", Hi: 2, Lo: 2, SDM: "EN_Highest_Change"},
+		{Name: "highest_change", Hi: 2, Lo: 2},
 	}
 	// hwpStatusFields: turbostat's "Guaranteed_Perf_Change, Excursion_Min"
 	// (msr-index.h HWP_GUARANTEED_CHANGE 0x1, HWP_EXCURSION_TO_MINIMUM 0x4).
 	hwpStatusFields = []FieldSpec{
 		{Name: "guaranteed_perf_change", Hi: 0, Lo: 0, SDM: "Guaranteed_Performance_Change", Aliases: []string{"Guaranteed_Perf_Change"}},
 		{Name: "excursion_min", Hi: 2, Lo: 2, SDM: "Excursion_To_Minimum", Aliases: []string{"Excursion_Min"}},
-		{Name: "highest_change", Hi: 3, Lo: 3, SDM: "Highest_Change"},
-		{Name: "peci_override_entry", Hi: 4, Lo: 4, SDM: "PECI_Override_Entry"},
-		{Name: "peci_override_exit", Hi: 5, Lo: 5, SDM: "PECI_Override_Exit"},
+		{Name: "highest_change", Hi: 3, Lo: 3},
+		{Name: "peci_override_entry", Hi: 4, Lo: 4},
+		{Name: "peci_override_exit", Hi: 5, Lo: 5},
 	}
 	// miscEnableFields are the bits the decoder reads (msr-index.h
 	// MSR_IA32_MISC_ENABLE_*_BIT); turbostat's dump_misc_enable prints
@@ -112,7 +114,7 @@ var (
 		{Name: "mwait", Hi: 18, Lo: 18, SDM: "ENABLE MONITOR FSM", Aliases: []string{"MWAIT"}},
 		{Name: "limit_cpuid", Hi: 22, Lo: 22, SDM: "Limit CPUID Maxval"},
 		{Name: "xd_disable", Hi: 34, Lo: 34, SDM: "XD Bit Disable"},
-		{Name: "turbo_disable", Hi: 38, Lo: 38, SDM: "IDA Disable", Aliases: []string{"TURBO"}},
+		{Name: "turbo_disable", Hi: 38, Lo: 38, SDM: "Turbo Mode Disable", Aliases: []string{"TURBO"}},
 	}
 	platformInfoFields = []FieldSpec{
 		{Name: "base_ratio", Hi: 15, Lo: 8, SDM: "Maximum Non-Turbo Ratio"},
@@ -122,13 +124,15 @@ var (
 		{Name: "max_efficiency_ratio", Hi: 47, Lo: 40, SDM: "Maximum Efficiency Ratio"},
 		{Name: "min_operating_ratio", Hi: 55, Lo: 48, SDM: "Minimum Operating Ratio"},
 	}
-	// The ratio is the upper byte of the SDM's 16-bit performance state
-	// value.
+	// The ratio is the upper byte of the SDM's 16-bit "Current" and
+	// "Target performance State Value" (bits 15:0), which the SDM does not
+	// split: the field has no SDM name of its own (docs/kernel-facts.md
+	// section 2).
 	perfStatusFields = []FieldSpec{
-		{Name: "ratio", Hi: 15, Lo: 8, SDM: "Current Performance State Value"},
+		{Name: "ratio", Hi: 15, Lo: 8},
 	}
 	perfCtlFields = []FieldSpec{
-		{Name: "ratio", Hi: 15, Lo: 8, SDM: "Target Performance State Value"},
+		{Name: "ratio", Hi: 15, Lo: 8},
 		{Name: "turbo_disengage", Hi: 32, Lo: 32, SDM: "IDA Engage"},
 	}
 	// temperatureTargetFields: turbostat's "(%d C) (%d default - %d
@@ -169,16 +173,18 @@ var (
 	energyStatusFields = []FieldSpec{
 		{Name: "energy_count", Hi: 31, Lo: 0, SDM: "Total Energy Consumed"},
 	}
-	mperfFields    = []FieldSpec{{Name: "count", Hi: 63, Lo: 0, SDM: "C0_MCNT"}}
-	aperfFields    = []FieldSpec{{Name: "count", Hi: 63, Lo: 0, SDM: "C0_ACNT"}}
+	mperfFields = []FieldSpec{{Name: "count", Hi: 63, Lo: 0, SDM: "C0_MCNT"}}
+	aperfFields = []FieldSpec{{Name: "count", Hi: 63, Lo: 0, SDM: "C0_ACNT"}}
+	// The AMD CPPC registers' fields carry no SDM name: no PPR text was
+	// at hand to check one against (docs/kernel-facts.md section 2).
 	cppcCap1Fields = []FieldSpec{
-		{Name: "lowest", Hi: 7, Lo: 0, SDM: "LowestPerf"},
-		{Name: "lowest_nonlinear", Hi: 15, Lo: 8, SDM: "LowestNonlinearPerf"},
-		{Name: "nominal", Hi: 23, Lo: 16, SDM: "NominalPerf"},
-		{Name: "highest", Hi: 31, Lo: 24, SDM: "HighestPerf"},
+		{Name: "lowest", Hi: 7, Lo: 0},
+		{Name: "lowest_nonlinear", Hi: 15, Lo: 8},
+		{Name: "nominal", Hi: 23, Lo: 16},
+		{Name: "highest", Hi: 31, Lo: 24},
 	}
 	cppcEnableFields = []FieldSpec{
-		{Name: "cppc_enable", Hi: 0, Lo: 0, SDM: "CPPC_EN"},
+		{Name: "cppc_enable", Hi: 0, Lo: 0},
 	}
 )
 
@@ -192,64 +198,68 @@ var (
 	// client parts (hwp.SDMCoreLimitTable; turbostat names none of them,
 	// the aliases are those of its Haswell bits of the same meaning).
 	coreLimitFields = limitFields([]limitBit{
-		{0, "prochot", "PROCHOT Status", "PROCHOT", ""},
-		{1, "therm_status", "Thermal Status", "ThermStatus", ""},
-		{4, "residency_regulation", "Residency State Regulation Status", "", ""},
-		{5, "running_average_thermal", "Running Average Thermal Limit Status", "", ""},
-		{6, "vr_therm", "VR Therm Alert Status", "VR-Therm", ""},
-		{7, "vr_tdc", "VR Therm Design Current Status", "", ""},
-		{8, "other", "Other Status", "", ""},
-		{10, "pkg_pwr_l1", "Package/Platform-Level Power Limiting PL1 Status", "PkgPwrL1", ""},
-		{11, "pkg_pwr_l2", "Package/Platform-Level PL2 Power Limiting Status", "PkgPwrL2", ""},
-		{12, "multi_core_turbo", "Max Turbo Limit Status", "MultiCoreTurbo", ""},
-		{13, "transitions", "Turbo Transition Attenuation Status", "Transitions", ""},
+		{0, "prochot", "PROCHOT Status", "PROCHOT Log", "PROCHOT", ""},
+		{1, "therm_status", "Thermal Status", "Thermal Log", "ThermStatus", ""},
+		{4, "residency_regulation", "Residency State Regulation Status", "Residency State Regulation Log", "", ""},
+		{5, "running_average_thermal", "Running Average Thermal Limit Status", "Running Average Thermal Limit Log", "", ""},
+		{6, "vr_therm", "VR Therm Alert Status", "VR Therm Alert Log", "VR-Therm", ""},
+		{7, "vr_tdc", "VR Therm Design Current Status", "VR Thermal Design Current Log", "", ""},
+		{8, "other", "Other Status", "Other Log", "", ""},
+		{10, "pkg_pwr_l1", "Package/Platform-Level Power Limiting PL1 Status", "Package/Platform-Level PL1 Power Limiting Log", "PkgPwrL1", ""},
+		{11, "pkg_pwr_l2", "Package/Platform-Level PL2 Power Limiting Status", "Package/Platform-Level PL2 Power Limiting Log", "PkgPwrL2", ""},
+		{12, "multi_core_turbo", "Max Turbo Limit Status", "Max Turbo Limit Log", "MultiCoreTurbo", ""},
+		{13, "transitions", "Turbo Transition Attenuation Status", "Turbo Transition Attenuation Log", "Transitions", ""},
 	})
 	// The Haswell tables of turbostat (hwp.CoreLimitTable, GfxLimitTable,
 	// RingLimitTable): no repository document quotes the SDM's names.
 	hswCoreLimitFields = limitFields([]limitBit{
-		{0, "prochot", "", "PROCHOT", ""},
-		{1, "therm_status", "", "ThermStatus", ""},
-		{2, "bit2", "", "bit2", "bit18"},
-		{4, "graphics", "", "Graphics", ""},
-		{5, "auto_hwp", "", "Auto-HWP", ""},
-		{6, "vr_therm", "", "VR-Therm", ""},
-		{8, "amps", "", "Amps", ""},
-		{9, "core_pwr", "", "CorePwr", ""},
-		{10, "pkg_pwr_l1", "", "PkgPwrL1", ""},
-		{11, "pkg_pwr_l2", "", "PkgPwrL2", ""},
-		{12, "multi_core_turbo", "", "MultiCoreTurbo", ""},
-		{13, "transitions", "", "Transitions", ""},
-		{14, "bit14", "", "bit14", "bit30"},
-		{15, "bit15", "", "bit15", "bit31"},
+		{0, "prochot", "", "", "PROCHOT", ""},
+		{1, "therm_status", "", "", "ThermStatus", ""},
+		{2, "bit2", "", "", "bit2", "bit18"},
+		{4, "graphics", "", "", "Graphics", ""},
+		{5, "auto_hwp", "", "", "Auto-HWP", ""},
+		{6, "vr_therm", "", "", "VR-Therm", ""},
+		{8, "amps", "", "", "Amps", ""},
+		{9, "core_pwr", "", "", "CorePwr", ""},
+		{10, "pkg_pwr_l1", "", "", "PkgPwrL1", ""},
+		{11, "pkg_pwr_l2", "", "", "PkgPwrL2", ""},
+		{12, "multi_core_turbo", "", "", "MultiCoreTurbo", ""},
+		{13, "transitions", "", "", "Transitions", ""},
+		{14, "bit14", "", "", "bit14", "bit30"},
+		{15, "bit15", "", "", "bit15", "bit31"},
 	})
 	gfxLimitFields = limitFields([]limitBit{
-		{0, "prochot", "", "PROCHOT", ""},
-		{1, "therm_status", "", "ThermStatus", ""},
-		{4, "graphics", "", "Graphics", ""},
-		{6, "vr_therm", "", "VR-Therm", ""},
-		{8, "amps", "", "Amps", ""},
-		{9, "gfx_pwr", "", "GFXPwr", ""},
-		{10, "pkg_pwr_l1", "", "PkgPwrL1", ""},
-		{11, "pkg_pwr_l2", "", "PkgPwrL2", ""},
+		{0, "prochot", "", "", "PROCHOT", ""},
+		{1, "therm_status", "", "", "ThermStatus", ""},
+		{4, "graphics", "", "", "Graphics", ""},
+		{6, "vr_therm", "", "", "VR-Therm", ""},
+		{8, "amps", "", "", "Amps", ""},
+		{9, "gfx_pwr", "", "", "GFXPwr", ""},
+		{10, "pkg_pwr_l1", "", "", "PkgPwrL1", ""},
+		{11, "pkg_pwr_l2", "", "", "PkgPwrL2", ""},
 	})
 	ringLimitFields = limitFields([]limitBit{
-		{0, "prochot", "", "PROCHOT", ""},
-		{1, "therm_status", "", "ThermStatus", ""},
-		{6, "vr_therm", "", "VR-Therm", ""},
-		{8, "amps", "", "Amps", ""},
-		{10, "pkg_pwr_l1", "", "PkgPwrL1", ""},
-		{11, "pkg_pwr_l2", "", "PkgPwrL2", ""},
+		{0, "prochot", "", "", "PROCHOT", ""},
+		{1, "therm_status", "", "", "ThermStatus", ""},
+		{6, "vr_therm", "", "", "VR-Therm", ""},
+		{8, "amps", "", "", "Amps", ""},
+		{10, "pkg_pwr_l1", "", "", "PkgPwrL1", ""},
+		{11, "pkg_pwr_l2", "", "", "PkgPwrL2", ""},
 	})
 )
 
 // limitBit is one named status bit of a *_PERF_LIMIT_REASONS register.
 type limitBit struct {
-	bit                      uint8
-	name, sdm, alias, logAka string // logAka: turbostat's word for the log bit where it is not alias
+	bit    uint8
+	name   string
+	sdm    string // the SDM's name of the status bit
+	logSDM string // the SDM's name of its log bit, not always sdm with "Log" for "Status"
+	alias  string
+	logAka string // turbostat's word for the log bit where it is not alias
 }
 
 // limitFields returns the status fields of bits and then their log
-// fields (name_log, bit+16; the SDM's "... Log" for "... Status").
+// fields (name_log, bit+16).
 func limitFields(bits []limitBit) []FieldSpec {
 	var status, logs []FieldSpec
 	for _, b := range bits {
@@ -259,7 +269,7 @@ func limitFields(bits []limitBit) []FieldSpec {
 			la = b.alias
 		}
 		logs = append(logs, FieldSpec{Name: b.name + "_log", Hi: b.bit + 16, Lo: b.bit + 16,
-			SDM: strings.Replace(b.sdm, "Status", "Log", 1), Aliases: aliases(la)})
+			SDM: b.logSDM, Aliases: aliases(la)})
 	}
 	return append(status, logs...)
 }
@@ -274,21 +284,24 @@ func aliases(a string) []string {
 
 // thermFields returns the fields of IA32_THERM_STATUS or, with pkg,
 // IA32_PACKAGE_THERM_STATUS, whose bits 15:12 and 31:27 are reserved and
-// whose SDM names start with "Pkg".
+// whose SDM names start with "Package" (docs/kernel-facts.md section 2).
 func thermFields(pkg bool) []FieldSpec {
 	events := []struct{ name, status, log string }{
 		{"thermal", "Thermal Status", "Thermal Status Log"},
 		{"prochot", "PROCHOT# or FORCEPR# Event", "PROCHOT# or FORCEPR# Log"},
-		{"critical", "Critical Temperature Status", "Critical Temperature Status Log"},
+		{"critical", "Critical Temperature Status", "Critical Temperature Log"},
 		{"threshold1", "Thermal Threshold #1 Status", "Thermal Threshold #1 Log"},
 		{"threshold2", "Thermal Threshold #2 Status", "Thermal Threshold #2 Log"},
 		{"power_limit", "Power Limitation Status", "Power Limitation Log"},
 		{"current_limit", "Current Limit Status", "Current Limit Log"},
-		{"cross_domain_limit", "Cross Domain Limit Status", "Cross Domain Limit Log"},
+		{"cross_domain_limit", "Cross-domain Limit Status", "Cross-domain Limit Log"},
 	}
 	prefix := ""
 	if pkg {
-		prefix, events = "Pkg ", events[:6]
+		prefix, events = "Package ", events[:6]
+		// The package register's bits 2 and 3 are "Package PROCHOT#
+		// Event" and "Log": no FORCEPR#.
+		events[1].status, events[1].log = "PROCHOT# Event", "PROCHOT# Log"
 	}
 	var fs []FieldSpec
 	for i, e := range events {
@@ -326,7 +339,7 @@ func powerLimit(n int, lo uint8) []FieldSpec {
 	p := fmt.Sprintf("pl%d_", n)
 	return []FieldSpec{
 		{Name: p + "power", Hi: lo + 14, Lo: lo, SDM: fmt.Sprintf("Package Power Limit #%d", n)},
-		{Name: p + "enabled", Hi: lo + 15, Lo: lo + 15, SDM: fmt.Sprintf("Enable Limit #%d", n)},
+		{Name: p + "enabled", Hi: lo + 15, Lo: lo + 15, SDM: fmt.Sprintf("Enable Power Limit #%d", n)},
 		{Name: p + "clamp", Hi: lo + 16, Lo: lo + 16, SDM: fmt.Sprintf("Package Clamping Limitation #%d", n), Aliases: []string{"clamp"}},
 		{Name: p + "time_y", Hi: lo + 21, Lo: lo + 17, SDM: fmt.Sprintf("Time Window for Power Limit #%d", n)},
 		{Name: p + "time_f", Hi: lo + 23, Lo: lo + 22, SDM: fmt.Sprintf("Time Window for Power Limit #%d", n)},
