@@ -14,6 +14,7 @@ import (
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/internal/actions/profile"
+	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 	"github.com/hwpprobe/hwpprobe/internal/machine/snapshot"
 	"github.com/hwpprobe/hwpprobe/internal/reports/verdict"
 	"github.com/hwpprobe/hwpprobe/internal/sampling/source"
@@ -96,7 +97,8 @@ func registers(m *profile.Machine, p *profile.Profile, cs []snapshot.CPU) (reque
 	var bad, diag []string
 	rq := request{ok: true}
 	for i, c := range cs {
-		min, max, epp, ok := requestFields(c.Registers)
+		q, ok := c.Registers.Request()
+		min, max, epp := int(q.Min), int(q.Max), int(q.EPP)
 		if !ok {
 			return request{}, verdict.Skipf("registers", "cpu%d: no request register read", c.CPU)
 		}
@@ -115,7 +117,7 @@ func registers(m *profile.Machine, p *profile.Profile, cs []snapshot.CPU) (reque
 				bad = append(bad, fmt.Sprintf("cpu%d EPP %d under performance, not 0", c.CPU, epp))
 			}
 			switch cap1 := c.Registers.CPPCCap1; {
-			case c.Registers.HWPRequest != nil && min != max: // Intel
+			case q.Register.Vendor == regs.Intel && min != max:
 				bad = append(bad, fmt.Sprintf("cpu%d HWP min %d != max %d under performance (intel_pstate_hwp_set)", c.CPU, min, max))
 			case cap1 != nil && min != int(cap1.Nominal):
 				bad = append(bad, fmt.Sprintf("cpu%d CPPC min %d, not nominal %d under performance (commit 0c411b39e4f4)", c.CPU, min, cap1.Nominal))
@@ -137,13 +139,6 @@ func registers(m *profile.Machine, p *profile.Profile, cs []snapshot.CPU) (reque
 		c.Result, c.Reason = verdict.Fail, strings.Join(bad, "; ")
 	}
 	return rq, c
-}
-
-// requestFields returns the min, max and EPP of the CPU's request
-// register (snapshot.CPURegs.Request).
-func requestFields(r snapshot.CPURegs) (min, max, epp int, ok bool) {
-	q, ok := r.Request()
-	return int(q.Min), int(q.Max), int(q.EPP), ok
 }
 
 func deref[T any](p *T) T {

@@ -150,3 +150,29 @@ func TestStabilityWrite(t *testing.T) {
 		t.Errorf("no write: %v %q, want pass", c.Result, c.Reason)
 	}
 }
+
+// TestRegistersPerformance: under the performance governor intel_pstate
+// writes HWP min = max (intel_pstate_hwp_set), so a request with min below
+// max there fails, whichever vendor's view the snapshot holds; the values
+// are published dumps (internal/machine/regs/testdata/registers.tsv:
+// Granite Rapids' 0x00002727 under performance, Whiskey Lake's 0x80002e17
+// under powersave).
+func TestRegistersPerformance(t *testing.T) {
+	perf := "performance"
+	for _, tc := range []struct {
+		name string
+		raw  uint64
+		want verdict.Result
+		why  string
+	}{
+		{"min = max", 0x00002727, verdict.Pass, ""},
+		{"min < max", 0x00002e17, verdict.Fail, "cpu0 HWP min 23 != max 46 under performance (intel_pstate_hwp_set)"},
+	} {
+		cs := []snapshot.CPU{{CPU: 0, Sysfs: snapshot.CPUSysfs{ScalingGovernor: &perf},
+			Registers: snapshot.CPURegs{HWPRequest: &snapshot.HWPRequest{Raw: snapshot.Hex(tc.raw)}}}}
+		_, c := registers(&profile.Machine{}, mustParse(t, "performance"), cs)
+		if c.Result != tc.want || c.Reason != tc.why {
+			t.Errorf("%s: %v %q, want %v %q", tc.name, c.Result, c.Reason, tc.want, tc.why)
+		}
+	}
+}

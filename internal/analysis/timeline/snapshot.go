@@ -45,14 +45,11 @@ func readSnapshot(s recording.Snapshot) snapInfo {
 		for _, c := range g.CPUs {
 			info.pkgOf[c.CPU] = c.Package
 			r := c.Registers
-			if r.HWPRequest != nil {
-				info.regs[regKey{c.CPU, regs.RequestOf(regs.Intel).Address}] = uint64(r.HWPRequest.Raw)
+			if q, ok := r.Request(); ok {
+				info.regs[regKey{c.CPU, q.Register.Address}] = q.Raw
 			}
 			if r.EPB != nil {
 				info.regs[regKey{c.CPU, regs.EPB().Address}] = uint64(r.EPB.Raw)
-			}
-			if r.CPPCReq != nil {
-				info.regs[regKey{c.CPU, regs.RequestOf(regs.AMD).Address}] = uint64(r.CPPCReq.Raw)
 			}
 		}
 	}
