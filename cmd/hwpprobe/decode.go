@@ -36,8 +36,8 @@ written.`,
   hwpprobe decode --cpu 6:69 0x690=0x14000400
   hwpprobe decode --list`,
 		ValidArgsFunction: complete.Words(regs.Names, "=", false),
-		Args: cli.ArgsUsage(func(_ *cobra.Command, args []string) error { return c.CheckArgs(args) }),
-		RunE: func(cmd *cobra.Command, args []string) error { return c.Run(args, cmd.OutOrStdout()) },
+		Args:              cli.ArgsUsage(func(_ *cobra.Command, args []string) error { return c.CheckArgs(args) }),
+		RunE:              func(cmd *cobra.Command, args []string) error { return c.Run(args, cmd.OutOrStdout()) },
 	}
 	c.AddFlags(cmd.Flags())
 	return cmd
