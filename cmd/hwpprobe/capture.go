@@ -3,27 +3,16 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"os"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/emu"
-	"github.com/hwpprobe/hwpprobe/internal/files/atomicfile"
 	"github.com/hwpprobe/hwpprobe/internal/machine/capture"
 )
 
 func init() { subcommands = append(subcommands, newCaptureCmd) }
 
 func newCaptureCmd() *cobra.Command {
-	var (
-		out, cpuSpec, name string
-		force              bool
-	)
+	c := &capture.Command{Version: version}
 	cmd := &cobra.Command{
 		Use:   "capture -o FILE [-C cpus] [--force]",
 		Short: "Read this machine once into an emulator description hwpemu serves",
@@ -40,81 +29,9 @@ root. See docs/capture.md.`,
   sudo hwpemu run machine.yaml -- hwpprobe snapshot`,
 		Args: cli.ArgsUsage(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if out == "" {
-				return cli.Usagef("capture: -o FILE is required")
-			}
-			if err := checkOutput(out); err != nil {
-				return err
-			}
-			if name != "" {
-				if err := emu.CheckName(name); err != nil {
-					return cli.Usagef("capture: --name %w", err)
-				}
-			}
-			file, err := atomicfile.Create(out, atomicfile.Options{Replace: force})
-			if errors.Is(err, atomicfile.ErrExists) {
-				return fmt.Errorf("capture: %s exists (use --force to replace it)", out)
-			}
-			if err != nil {
-				return fmt.Errorf("capture: cannot create %s: %w", out, err)
-			}
-			defer file.Abort()
-			d, err := capture.Capture(capture.Options{Root: global.root, CPUs: cpuSpec, Tool: "hwpprobe capture " + version})
-			if errors.Is(err, capture.ErrBadCPUList) {
-				return cli.UsageError{Err: err}
-			}
-			if err != nil {
-				return err
-			}
-			if err := atomicfile.CheckInputs(out, capture.Inputs(global.root, d)); err != nil {
-				return cli.Usagef("capture: -o %w", err)
-			}
-			if name != "" {
-				d.Name = name
-			}
-			data, err := capture.Marshal(d)
-			if err != nil {
-				return err
-			}
-			if _, err := file.Write(data); err != nil {
-				return fmt.Errorf("capture: write %s: %w", out, err)
-			}
-			if err := file.Commit(); err != nil {
-				return fmt.Errorf("capture: %w", err)
-			}
-			reportUnreadable(cmd.ErrOrStderr(), out, d.Unreadable)
-			cli.Linef(cmd.OutOrStdout(), "hwpprobe", "captured %s (%d CPUs) into %s", d.Name, d.NumCPUs(), out)
-			return nil
+			return c.Run(global.root, cli.StreamsOf(cmd))
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "write the description to FILE (through a temporary file, renamed when complete)")
-	cmd.Flags().StringVarP(&cpuSpec, "cpus", "C", "", "CPUs whose per-CPU files, CPUID leaves and registers to read, e.g. 0-3 (default: every present CPU)")
-	cmd.Flags().StringVar(&name, "name", "", "the machine's name in the description (default captured-HOST)")
-	cmd.Flags().BoolVar(&force, "force", false, "replace FILE if it exists")
+	c.AddFlags(cmd.Flags())
 	return cmd
-}
-
-// checkOutput refuses a directory and any other file that is not a
-// regular one (a description is a file hwpemu reads back).
-func checkOutput(path string) error {
-	fi, err := os.Stat(path)
-	switch {
-	case err == nil && fi.IsDir():
-		return cli.Usagef("capture: %s is a directory", path)
-	case err == nil && !fi.Mode().IsRegular():
-		return cli.Usagef("capture: %s is not a regular file", path)
-	}
-	return nil
-}
-
-// reportUnreadable names, on one line, what the capture could not read.
-func reportUnreadable(w io.Writer, out string, list []emu.Unreadable) {
-	if len(list) == 0 {
-		return
-	}
-	var parts []string
-	for _, u := range list {
-		parts = append(parts, u.Path+": "+u.Error)
-	}
-	cli.Linef(w, "hwpprobe", "capture: could not read %d item(s), listed under unreadable in %s: %s", len(list), out, strings.Join(parts, "; "))
 }

@@ -3,16 +3,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"io"
-	"os"
-
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/files/atomicfile"
-	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording"
 )
 
@@ -30,42 +23,7 @@ by any name. A recording cut short is converted up to its last whole record.
 See docs/convert.md.`,
 		Args: cli.ArgsUsage(cobra.ExactArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			files := iocheck.Set{Inputs: args[:1], Outputs: []iocheck.Output{{Path: args[1]}}, Streams: []iocheck.Stream{iocheck.Stderr()}}
-			if err := checkFiles("convert", files); err != nil {
-				return err
-			}
-			return convertFile(cmd.ErrOrStderr(), args[0], args[1])
+			return recording.ConvertFile(cmd.ErrOrStderr(), args[0], args[1])
 		},
 	}
-}
-
-// convertFile converts the recording at in into out: never over in (by
-// any name), and through a temporary file given out's name only when
-// complete.
-func convertFile(stderr io.Writer, in, out string) error {
-	src, err := os.Open(in)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	file, err := atomicfile.Create(out, atomicfile.Options{Inputs: []string{in}, Replace: true})
-	if errors.Is(err, atomicfile.ErrSameFile) {
-		return cli.Usagef("convert: %w", err)
-	}
-	if err != nil {
-		return fmt.Errorf("convert: cannot create %s: %w", out, err)
-	}
-	defer file.Abort()
-	err = recording.Convert(file, src)
-	truncated := errors.Is(err, recording.ErrTruncated)
-	if err != nil && !truncated {
-		return fmt.Errorf("convert %s: %w", in, err)
-	}
-	if err := file.Commit(); err != nil {
-		return err
-	}
-	if truncated {
-		cli.Linef(stderr, "hwpprobe", "%s: %v; converted every whole record before it", in, err)
-	}
-	return nil
 }

@@ -3,28 +3,17 @@
 package main
 
 import (
-	"fmt"
-	"io"
-
 	"github.com/spf13/cobra"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/complete"
-	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/machine/regs"
 )
 
 func init() { subcommands = append(subcommands, newDecodeCmd) }
 
-// decodeFlags are the options of `hwpprobe decode`.
-type decodeFlags struct {
-	out  *cli.Outputs
-	cpu  string
-	list bool
-}
-
 func newDecodeCmd() *cobra.Command {
-	var f decodeFlags
+	var c regs.DecodeCommand
 	cmd := &cobra.Command{
 		Use:   "decode [--format text|json] [-o [FORMAT=]FILE] [--cpu FAMILY:MODEL] REG=VALUE...",
 		Short: "Decode raw register values pasted from rdmsr, turbostat or a bug report",
@@ -47,40 +36,9 @@ written.`,
   hwpprobe decode --cpu 6:69 0x690=0x14000400
   hwpprobe decode --list`,
 		ValidArgsFunction: complete.Words(regs.Names, "=", false),
-		Args: cli.ArgsUsage(func(_ *cobra.Command, args []string) error {
-			if !f.list && len(args) == 0 {
-				return fmt.Errorf("decode needs at least one REG=VALUE argument (or --list)")
-			}
-			if f.list && len(args) > 0 {
-				return fmt.Errorf("--list takes no arguments")
-			}
-			return nil
-		}),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := f.out.Resolve(); err != nil {
-				return err
-			}
-			if err := checkFiles("decode", iocheck.Set{Outputs: f.out.IOCheck()}); err != nil {
-				return err
-			}
-			if f.list {
-				return regs.WriteList(cmd.OutOrStdout())
-			}
-			ds, err := regs.DecodeArgs(args, f.cpu)
-			if err != nil {
-				return cli.UsageError{Err: err} // every error is the input's
-			}
-			return f.out.Render(cmd.OutOrStdout(), nil, func(w io.Writer, format cli.Format) error {
-				if format == cli.JSON {
-					return regs.WriteJSON(w, ds) // a JSON array, one element per argument
-				}
-				return regs.WriteText(w, ds)
-			})
-		},
+		Args:              cli.ArgsUsage(func(_ *cobra.Command, args []string) error { return c.CheckArgs(args) }),
+		RunE:              func(cmd *cobra.Command, args []string) error { return c.Run(args, cmd.OutOrStdout()) },
 	}
-	f.out = cli.AddOutputs(cmd.Flags(), cli.OutputSpec{Command: "decode", Stdout: textJSON, Files: textJSON}, "")
-	f.out.FormatAlias(cmd.Flags(), "json", cli.JSON)
-	cmd.Flags().StringVar(&f.cpu, "cpu", "", "CPU `FAMILY:MODEL` for model-specific decodes, decimal or 0x-hex (e.g. 6:69 or 6:0x45)")
-	cmd.Flags().BoolVar(&f.list, "list", false, "list the registers decode knows, with their aliases")
+	c.AddFlags(cmd.Flags())
 	return cmd
 }

@@ -8,7 +8,6 @@
 package main
 
 import (
-	"context"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -35,7 +34,6 @@ func init() {
 
 // Exit statuses.
 const (
-	exitOK    = cli.ExitOK
 	exitError = cli.ExitError // the command ran and failed
 	exitUsage = cli.ExitUsage // bad input: flags, arguments, values
 )
@@ -90,29 +88,15 @@ const workloadAnnotation = "hwpprobe/workload"
 // observe steps out of hwpemu's closed loop (internal/emu/emuloop): hwpprobe
 // moves itself to the observer's group and the commands it starts run in
 // the loop's group, held to the emulated machine's speed. The built-in
-// workload's commands stay where they are. A hwpprobe that cannot move
-// (not root) says so and runs on inside the loop.
+// workload's commands stay where they are.
 func observe(cmd *cobra.Command) error {
 	for c := cmd; c != nil; c = c.Parent() {
 		if c.Annotations[workloadAnnotation] != "" {
 			return nil
 		}
 	}
-	l, ok, err := emuloop.Read(sysfs.NewFS(global.root))
-	if err != nil || !ok {
-		return err
-	}
-	if err := l.Observe(); err != nil {
-		cli.Linef(cmd.ErrOrStderr(), "hwpprobe", "note: %v; hwpprobe runs on inside it, held to the emulated machine's speed with its workload", err)
-	}
-	return nil
+	return emuloop.StepOut(sysfs.NewFS(global.root), cmd.ErrOrStderr())
 }
 
 // run executes the CLI and returns the process exit status.
-func run(args []string) int {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := newRootCmd()
-	cmd.SetArgs(args)
-	return cli.Status(cmd.ExecuteContext(ctx), "hwpprobe", os.Stderr)
-}
+func run(args []string) int { return cli.Execute(newRootCmd(), args, "hwpprobe", os.Stderr) }

@@ -6,6 +6,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -77,6 +78,15 @@ func Status(err error, prog string, stderr io.Writer) int {
 		return ExitUsage
 	}
 	return ExitError
+}
+
+// Execute runs cmd with args and returns the process's exit status
+// (Status, with the error printed as prog's on stderr).
+func Execute(cmd *cobra.Command, args []string, prog string, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cmd.SetArgs(args)
+	return Status(cmd.ExecuteContext(ctx), prog, stderr)
 }
 
 // StopSignals end a command as Ctrl-C does: SIGINT, SIGTERM, SIGHUP (the

@@ -21,10 +21,12 @@ package emuloop
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/internal/actions/workload"
+	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cgroup"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 )
@@ -145,5 +147,19 @@ func (l Loop) Observe() error {
 		return fmt.Errorf("closed loop: leave the command's group for the observer's: %w", err)
 	}
 	workload.SetGroup(l.Group)
+	return nil
+}
+
+// StepOut is how hwpprobe, an observer, leaves the closed loop of the
+// machine under fsys, if it has one (Observe): a move that fails (not
+// root) is a note on stderr, and hwpprobe runs on inside the loop.
+func StepOut(fsys sysfs.FS, stderr io.Writer) error {
+	l, ok, err := Read(fsys)
+	if err != nil || !ok {
+		return err
+	}
+	if err := l.Observe(); err != nil {
+		cli.Linef(stderr, "hwpprobe", "note: %v; hwpprobe runs on inside it, held to the emulated machine's speed with its workload", err)
+	}
 	return nil
 }

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/hwpprobe/hwpprobe/ebpf"
 	"github.com/hwpprobe/hwpprobe/ebpf/tracefmt"
@@ -22,6 +25,9 @@ type Options struct {
 	Events    string // --events: power, none, or group:name,...
 	CPUs      string // -C: "" for all
 	CountOnly bool
+	Duration  time.Duration // --duration: 0 until Ctrl-C or CMD's end
+	Out       *cli.Outputs  // --format
+	flags     *pflag.FlagSet
 }
 
 // Configure sets cfg.Tracer from o, checking it against the machine
