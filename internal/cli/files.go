@@ -65,3 +65,7 @@ func SelectCPUs(root, spec string) (cpus.List, error) {
 	}
 	return list, nil
 }
+
+// StdStreams are what a command writes besides its files: its output on
+// standard output, messages on standard error (iocheck.Set's Streams).
+func StdStreams() []iocheck.Stream { return []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()} }
