@@ -4,20 +4,12 @@ package main
 
 import (
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
 	"github.com/hwpprobe/hwpprobe/internal/files/recording/recorder"
-	"github.com/hwpprobe/hwpprobe/internal/sampling/sampler"
 )
 
 func init() { subcommands = append(subcommands, newRecordCmd) }
-
-// The sampling interval's bounds (sampler.MinInterval, MaxInterval).
-const (
-	minInterval = sampler.MinInterval
-	maxInterval = sampler.MaxInterval
-)
 
 func newRecordCmd() *cobra.Command {
 	c := &recorder.Command{Version: version}
@@ -38,9 +30,4 @@ hwpprobe is killed or the disk fills up. hwpprobe exits with CMD's status
 	}
 	c.AddFlags(cmd.Flags())
 	return cmd
-}
-
-// traceFilter is recorder.TraceFilter: the MSRs record and diff trace.
-func traceFilter(command string, fs *pflag.FlagSet, noTrace bool, spec string) ([]uint32, error) {
-	return recorder.TraceFilter(command, fs, noTrace, spec)
 }

@@ -45,6 +45,3 @@ func newWorkloadCmd() *cobra.Command {
 	cmd.AddCommand(build, burn)
 	return cmd
 }
-
-// maxBuildlikeSize bounds the built-in workload's size (buildlike.MaxSize).
-const maxBuildlikeSize = buildlike.MaxSize
