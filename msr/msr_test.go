@@ -91,7 +91,7 @@ func TestDevPermission(t *testing.T) {
 		}
 	}
 	// The sentinel and the OS error are both wrapped, and the sentinel is
-	// cpuid's too (one definition, internal/cpudev).
+	// cpuid's too (one definition, internal/kernel/cpudev).
 	_, err := Open(root).ReadMSR(0, 0)
 	if !errors.Is(err, ErrPermission) || !errors.Is(err, fs.ErrPermission) || !errors.Is(err, cpuid.ErrPermission) {
 		t.Errorf("err = %v, want ErrPermission wrapping the OS's EACCES", err)

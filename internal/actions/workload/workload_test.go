@@ -224,7 +224,7 @@ func TestSecondInterruptKills(t *testing.T) {
 // instruction (its /proc/self/cgroup, read by the command itself, names
 // the group) while this process stays where it was; a group that cannot
 // take it is an error and the command never runs. Needs root and the
-// host's cpu controller (internal/cgroup).
+// host's cpu controller (internal/kernel/cgroup).
 func TestSetGroup(t *testing.T) {
 	h, err := cgroup.DetectHost()
 	if err != nil {

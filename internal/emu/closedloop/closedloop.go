@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package closedloop holds a command's CPU time to what an emulated
-// machine delivers: the command runs in its own cgroup (internal/cgroup);
+// machine delivers: the command runs in its own cgroup (internal/kernel/cgroup);
 // every Interval the loop measures the CPU time of the group's threads,
 // places them on the emulated CPUs, sets those CPUs' busy fractions in the
 // model (emu.VarLoad) and limits the group's CPU bandwidth to what the

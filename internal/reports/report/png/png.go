@@ -10,7 +10,7 @@
 // minimum to its maximum.
 //
 // Write writes one file per chart into a directory, each atomically
-// (internal/atomicfile): a file is either the whole chart or absent.
+// (internal/files/atomicfile): a file is either the whole chart or absent.
 // The files, which Write leaves out when the timeline has nothing for
 // them (a machine without RAPL has no power chart):
 //
