@@ -135,7 +135,9 @@ D after`
 			out, dir := emuScriptArgs(t, tc.args, script)
 			got := codes(t, dir)
 			if d := cmp.Diff(map[string]string{"conform": tc.code, "badjunit": "2"}, got); d != "" {
-				t.Fatalf("exit statuses (-want +got):\n%s\n%s", d, out)
+				ktap, _ := os.ReadFile(filepath.Join(dir, "c.ktap"))
+				stderr, _ := os.ReadFile(filepath.Join(dir, "c.err"))
+				t.Fatalf("exit statuses (-want +got):\n%s\n%s\nKTAP:\n%s\nstderr:\n%s", d, out, ktap, stderr)
 			}
 			if d := cmp.Diff(readDump(t, dir, "before"), readDump(t, dir, "after")); d != "" {
 				t.Errorf("conform left the machine changed:\n%s", d)
