@@ -316,16 +316,9 @@ func (d *Decoded) assume(format string, a ...any) {
 // All returns the catalog in address order.
 func All() []*Register { return append([]*Register(nil), catalog.Load().list...) }
 
-// ByRole returns the registers of a role, in address order.
-func ByRole(role Role) []*Register {
-	var out []*Register
-	for _, r := range catalog.Load().list {
-		if r.Role == role {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// ByRole returns the registers of a role, in address order (the
+// catalog's own list: read-only, as every Register is).
+func ByRole(role Role) []*Register { return catalog.Load().byRole[role] }
 
 // Requests returns the per-CPU request registers (RoleRequest) in address
 // order: Intel's IA32_HWP_REQUEST before AMD's CPPC request.
@@ -353,16 +346,8 @@ func SettingAddresses() []uint32 {
 }
 
 // Sampled returns the registers the sampler reads every interval
-// (Register.Sampled), in address order.
-func Sampled() []*Register {
-	var out []*Register
-	for _, r := range catalog.Load().list {
-		if r.Sampled {
-			out = append(out, r)
-		}
-	}
-	return out
-}
+// (Register.Sampled), in address order (read-only, as ByRole's).
+func Sampled() []*Register { return catalog.Load().sampled }
 
 // Extend adds registers to the catalog until the returned function
 // restores it. It is for tests that show a register needs nothing but its
@@ -414,10 +399,15 @@ func Lookup(s string) (*Register, error) {
 	return nil, fmt.Errorf("register %q: %w", s, ErrUnknown)
 }
 
+// index is the catalog with its lookups built once: the sampler and the
+// readers ask by role on every sample or row, so none of them scans the
+// list or allocates.
 type index struct {
-	list   []*Register
-	byAddr map[uint32]*Register
-	byName map[string]*Register
+	list    []*Register
+	byAddr  map[uint32]*Register
+	byName  map[string]*Register
+	byRole  map[Role][]*Register // capacity clipped: an append copies
+	sampled []*Register
 }
 
 // catalog is built once from registers(); only Extend replaces it.
@@ -429,8 +419,12 @@ func init() {
 }
 
 func buildIndex(list []*Register) index {
-	ix := index{list: list, byAddr: map[uint32]*Register{}, byName: map[string]*Register{}}
+	ix := index{list: list, byAddr: map[uint32]*Register{}, byName: map[string]*Register{}, byRole: map[Role][]*Register{}}
 	for _, r := range list {
+		ix.byRole[r.Role] = append(ix.byRole[r.Role], r)
+		if r.Sampled {
+			ix.sampled = append(ix.sampled, r)
+		}
 		if _, dup := ix.byAddr[r.Address]; dup {
 			panic(fmt.Sprintf("regs: duplicate address %#x", r.Address))
 		}
@@ -444,6 +438,10 @@ func buildIndex(list []*Register) index {
 			}
 		}
 	}
+	for role, rs := range ix.byRole {
+		ix.byRole[role] = slices.Clip(rs)
+	}
+	ix.sampled = slices.Clip(ix.sampled)
 	return ix
 }
 
