@@ -46,7 +46,7 @@ func Graft(c GraftConfig) error {
 	if err != nil {
 		return err
 	}
-	Banner(c.Stderr, c.Machine, c.Model, c.Variant)
+	banner(c.Stderr, c.Machine, c.Model, c.Variant)
 	if c.Loop != "" {
 		cli.Linef(c.Stderr, "hwpemu", "%s", c.Loop)
 	}

@@ -124,10 +124,10 @@ func (m Machine) Args() []string {
 	return a
 }
 
-// Banner is what every hwpemu command prints on stderr: the machine's
+// banner is what every hwpemu command prints on stderr: the machine's
 // name, and the model's and the model variant's summaries when there are
 // any, escaped (a description is input).
-func Banner(w io.Writer, machine, summary, variant string) {
+func banner(w io.Writer, machine, summary, variant string) {
 	cli.Linef(w, "hwpemu", "emulated %s (not real hardware)", machine)
 	if summary != "" {
 		cli.Linef(w, "hwpemu", "model: %s", summary)

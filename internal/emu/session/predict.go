@@ -48,7 +48,7 @@ func Predict(c PredictConfig) error {
 	if err != nil {
 		return err
 	}
-	Banner(c.Stderr, m.Name(), m.Summary(), m.VariantSummary())
+	banner(c.Stderr, m.Name(), m.Summary(), m.VariantSummary())
 	writePredictions(c.Stdout, m, c.Busy, preds)
 	return nil
 }

@@ -42,7 +42,7 @@ func Serve(c ServeConfig) error {
 	if err != nil {
 		return err
 	}
-	Banner(c.Stderr, m.Name(), m.Summary(), m.VariantSummary())
+	banner(c.Stderr, m.Name(), m.Summary(), m.VariantSummary())
 	cli.Linef(c.Stdout, "hwpemu", "serving emulated %s at %s until SIGINT or SIGTERM", m.Name(), c.Dir)
 	stopped := make(chan struct{})
 	go func() { srv.Wait(); close(stopped) }()
