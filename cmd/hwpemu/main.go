@@ -35,7 +35,6 @@ var version = buildinfo.Unset
 // Exit statuses of hwpemu itself; `run` otherwise exits with CMD's status
 // (128+N when CMD was killed by signal N), as a shell does.
 const (
-	exitOK       = cli.ExitOK
 	exitError    = cli.ExitError
 	exitUsage    = cli.ExitUsage
 	exitNotFound = session.ExitNotFound // CMD not found
