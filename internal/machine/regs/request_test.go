@@ -3,6 +3,8 @@
 package regs
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -102,5 +104,42 @@ func TestExtend(t *testing.T) {
 	restore()
 	if _, ok := ByAddress(0xABC); ok {
 		t.Error("register still there after restore")
+	}
+}
+
+// TestRequestFromVectors reads every published request value of the
+// vector files (turbostat's and x86_energy_perf_policy's decodes, the
+// AMD rdmsr line) through RequestFrom: its min, max, desired, EPP and
+// activity window are the published fields.
+func TestRequestFromVectors(t *testing.T) {
+	n := 0
+	for _, f := range []string{"testdata/registers.tsv", "testdata/vectors-extra.tsv"} {
+		for _, v := range readVectors(t, f) {
+			r, err := Lookup(v.reg)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", v.file, v.line, err)
+			}
+			raw, err := strconv.ParseUint(strings.TrimPrefix(v.raw, "0x"), 16, 64)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", v.file, v.line, err)
+			}
+			q, ok := RequestFrom(r.Address, raw)
+			if !ok {
+				continue
+			}
+			n++
+			got := map[string]any{"min": float64(q.Min), "max": float64(q.Max), "desired": float64(q.Desired), "epp": float64(q.EPP)}
+			if q.HasWindow {
+				got["activity_window"] = float64(q.ActivityWindowMicros())
+			}
+			for k, g := range got {
+				if w, ok := v.want[k]; ok && w != g {
+					t.Errorf("%s:%d %s %s: %s %v, published %v", v.file, v.line, v.reg, v.raw, k, g, w)
+				}
+			}
+		}
+	}
+	if n < 5 {
+		t.Errorf("%d request vectors read, want the published ones (at least 5)", n)
 	}
 }
