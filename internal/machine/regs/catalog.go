@@ -3,7 +3,9 @@
 package regs
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hwpprobe/hwpprobe/hwp"
@@ -210,42 +212,12 @@ var (
 		{12, "multi_core_turbo", "Max Turbo Limit Status", "Max Turbo Limit Log", "MultiCoreTurbo", ""},
 		{13, "transitions", "Turbo Transition Attenuation Status", "Turbo Transition Attenuation Log", "Transitions", ""},
 	})
-	// The Haswell tables of turbostat (hwp.CoreLimitTable, GfxLimitTable,
-	// RingLimitTable): no repository document quotes the SDM's names.
-	hswCoreLimitFields = limitFields([]limitBit{
-		{0, "prochot", "", "", "PROCHOT", ""},
-		{1, "therm_status", "", "", "ThermStatus", ""},
-		{2, "bit2", "", "", "bit2", "bit18"},
-		{4, "graphics", "", "", "Graphics", ""},
-		{5, "auto_hwp", "", "", "Auto-HWP", ""},
-		{6, "vr_therm", "", "", "VR-Therm", ""},
-		{8, "amps", "", "", "Amps", ""},
-		{9, "core_pwr", "", "", "CorePwr", ""},
-		{10, "pkg_pwr_l1", "", "", "PkgPwrL1", ""},
-		{11, "pkg_pwr_l2", "", "", "PkgPwrL2", ""},
-		{12, "multi_core_turbo", "", "", "MultiCoreTurbo", ""},
-		{13, "transitions", "", "", "Transitions", ""},
-		{14, "bit14", "", "", "bit14", "bit30"},
-		{15, "bit15", "", "", "bit15", "bit31"},
-	})
-	gfxLimitFields = limitFields([]limitBit{
-		{0, "prochot", "", "", "PROCHOT", ""},
-		{1, "therm_status", "", "", "ThermStatus", ""},
-		{4, "graphics", "", "", "Graphics", ""},
-		{6, "vr_therm", "", "", "VR-Therm", ""},
-		{8, "amps", "", "", "Amps", ""},
-		{9, "gfx_pwr", "", "", "GFXPwr", ""},
-		{10, "pkg_pwr_l1", "", "", "PkgPwrL1", ""},
-		{11, "pkg_pwr_l2", "", "", "PkgPwrL2", ""},
-	})
-	ringLimitFields = limitFields([]limitBit{
-		{0, "prochot", "", "", "PROCHOT", ""},
-		{1, "therm_status", "", "", "ThermStatus", ""},
-		{6, "vr_therm", "", "", "VR-Therm", ""},
-		{8, "amps", "", "", "Amps", ""},
-		{10, "pkg_pwr_l1", "", "", "PkgPwrL1", ""},
-		{11, "pkg_pwr_l2", "", "", "PkgPwrL2", ""},
-	})
+	// The Haswell tables of turbostat, taken from package hwp's
+	// (hwp.CoreLimitTable, GfxLimitTable, RingLimitTable on a model each
+	// reads): no repository document quotes the SDM's names.
+	hswCoreLimitFields = turbostatLimitFields(hwp.CoreLimitTable, 0x3C)
+	gfxLimitFields     = turbostatLimitFields(hwp.GfxLimitTable, 0x45)
+	ringLimitFields    = turbostatLimitFields(hwp.RingLimitTable, 0x3F)
 )
 
 // limitBit is one named status bit of a *_PERF_LIMIT_REASONS register.
@@ -256,6 +228,22 @@ type limitBit struct {
 	logSDM string // the SDM's name of its log bit, not always sdm with "Log" for "Status"
 	alias  string
 	logAka string // turbostat's word for the log bit where it is not alias
+}
+
+// turbostatLimitFields returns the fields of hwp's table for a family 6
+// model, in bit order: JSON names as names, turbostat's words as aliases.
+func turbostatLimitFields(table func(family, model uint32) (hwp.LimitTable, bool), model uint32) []FieldSpec {
+	t, ok := table(6, model)
+	if !ok {
+		panic(fmt.Sprintf("regs: no limit-reason table for 6:%#x", model))
+	}
+	rs := slices.Clone(t.Reasons)
+	slices.SortFunc(rs, func(a, b hwp.LimitReason) int { return cmp.Compare(a.Bit, b.Bit) })
+	bits := make([]limitBit, len(rs))
+	for i, r := range rs {
+		bits[i] = limitBit{bit: uint8(r.Bit), name: r.JSON, alias: r.Name, logAka: r.LogName}
+	}
+	return limitFields(bits)
 }
 
 // limitFields returns the status fields of bits and then their log
