@@ -83,14 +83,11 @@ func (c *MatrixCommand) Run(root string, profiles []string, stdout, stderr io.Wr
 		return err
 	}
 	inputs := append(Files(profiles), c.expect)
-	vout, err := v.Open("matrix", "--expect", c.expect != "", inputs)
+	vout, err := v.OpenChecked("matrix", "--expect", c.expect != "", inputs, iocheck.Set{Inputs: inputs})
 	if err != nil {
 		return err
 	}
 	defer vout.Abort()
-	if err := cli.CheckFiles("matrix", iocheck.Set{Inputs: inputs, Outputs: v.Out.IOCheck(), Streams: cli.StdStreams()}); err != nil {
-		return err
-	}
 	var want string
 	if c.expect != "" {
 		if want, err = ReadMatrixFile(c.expect); err != nil {
