@@ -129,8 +129,7 @@ type CatalogCommand struct{ out *cli.Outputs }
 
 // AddFlags registers the flags of profiles in fs.
 func (c *CatalogCommand) AddFlags(fs *pflag.FlagSet) {
-	textJSON := []cli.Format{cli.Text, cli.JSON}
-	c.out = cli.AddOutputs(fs, cli.OutputSpec{Command: "profiles", Stdout: textJSON, Files: textJSON}, "")
+	c.out = cli.AddOutputs(fs, cli.OutputSpec{Command: "profiles", Stdout: cli.TextJSON, Files: cli.TextJSON}, "")
 	c.out.FormatAlias(fs, "json", cli.JSON)
 }
 

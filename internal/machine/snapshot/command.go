@@ -35,7 +35,7 @@ func (c *Command) Run(root string, stdout io.Writer) error {
 	if err := c.out.Resolve(); err != nil {
 		return err
 	}
-	if err := cli.CheckFiles("snapshot", iocheck.Set{Outputs: c.out.IOCheck(), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}); err != nil {
+	if err := cli.CheckFiles("snapshot", iocheck.Set{Outputs: c.out.IOCheck(), Streams: cli.StdStreams()}); err != nil {
 		return err
 	}
 	dev := msr.Open(root)
