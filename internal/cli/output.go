@@ -189,6 +189,16 @@ func (o *Outputs) resolveSingle() error {
 	return nil
 }
 
+// Check resolves the flags (Resolve), then checks the -o files against
+// inputs, streams and each other (CheckFiles, in the spec's command's
+// name), before the command reads or changes anything.
+func (o *Outputs) Check(inputs []string, streams []iocheck.Stream) error {
+	if err := o.Resolve(); err != nil {
+		return err
+	}
+	return CheckFiles(o.spec.Command, iocheck.Set{Inputs: inputs, Outputs: o.IOCheck(), Streams: streams})
+}
+
 // fileFormat is the format of the -o r, or "" for the main file.
 func (o *Outputs) fileFormat(r FileOutput) (Format, error) {
 	cmd := o.spec.Command

@@ -135,10 +135,7 @@ func (c *CatalogCommand) AddFlags(fs *pflag.FlagSet) {
 
 // Run lists the profiles of the system at root (ReadCatalog).
 func (c *CatalogCommand) Run(root string, stdout io.Writer) error {
-	if err := c.out.Resolve(); err != nil {
-		return err
-	}
-	if err := cli.CheckFiles("profiles", iocheck.Set{Outputs: c.out.IOCheck()}); err != nil {
+	if err := c.out.Check(nil, nil); err != nil {
 		return err
 	}
 	cat, err := ReadCatalog(sysfs.NewFS(root))
