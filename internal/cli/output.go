@@ -92,15 +92,8 @@ type Outputs struct {
 // when spec.Main is set, describes the main file in -o's usage.
 func AddOutputs(fs *pflag.FlagSet, spec OutputSpec, mainUsage string) *Outputs {
 	o := &Outputs{spec: spec}
-	names := func(fs []Format) string {
-		s := make([]string, len(fs))
-		for i, f := range fs {
-			s[i] = string(f)
-		}
-		return strings.Join(s, ", ")
-	}
-	fs.Var(&formatValue{o: o, flag: "--format"}, "format", "what to print on standard output: "+names(spec.Stdout)+" (default "+string(spec.Stdout[0])+")")
-	usage := "write FORMAT to FILE (repeatable; FORMAT from the prefix or FILE's extension): " + names(spec.Files)
+	fs.Var(&formatValue{o: o, flag: "--format"}, "format", "what to print on standard output: "+formatList(spec.Stdout)+" (default "+string(spec.Stdout[0])+")")
+	usage := "write FORMAT to FILE (repeatable; FORMAT from the prefix or FILE's extension): " + formatList(spec.Files)
 	switch {
 	case spec.Single:
 		usage = "write to FILE instead of standard output (its format: FORMAT=, else --format, else FILE's extension)"
@@ -196,6 +189,16 @@ func (o *Outputs) resolveSingle() error {
 	return nil
 }
 
+// Check resolves the flags (Resolve), then checks the -o files against
+// inputs, streams and each other (CheckFiles, in the spec's command's
+// name), before the command reads or changes anything.
+func (o *Outputs) Check(inputs []string, streams []iocheck.Stream) error {
+	if err := o.Resolve(); err != nil {
+		return err
+	}
+	return CheckFiles(o.spec.Command, iocheck.Set{Inputs: inputs, Outputs: o.IOCheck(), Streams: streams})
+}
+
 // fileFormat is the format of the -o r, or "" for the main file.
 func (o *Outputs) fileFormat(r FileOutput) (Format, error) {
 	cmd := o.spec.Command
@@ -240,6 +243,7 @@ func (o *Outputs) IOCheck() []iocheck.Output {
 // Changed reports whether any -o or --format (or an alias) was given.
 func (o *Outputs) Changed() bool { return o.formatFlag != "" || len(o.raw) > 0 }
 
+// formatList names the formats fs, "none" for none.
 func formatList(fs []Format) string {
 	if len(fs) == 0 {
 		return "none"

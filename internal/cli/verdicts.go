@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/reports/verdict"
 )
 
@@ -46,6 +47,25 @@ func (v Verdicts) Open(command, what string, checks bool, inputs []string) (*ver
 	out, err := verdict.OpenFiles("hwpprobe "+command, v.Out.File(JUnit), json, inputs)
 	if err != nil {
 		return nil, Usagef("%s: %w", command, err)
+	}
+	return out, nil
+}
+
+// OpenChecked opens the verdict files (Open, reading inputs), then
+// checks s (CheckFiles) with the verdicts' outputs after s.Outputs and
+// the standard streams as s.Streams: a verdict file that cannot be
+// created is bad input (exit 2) before every output is checked against
+// the inputs and each other. On an error no verdict file is left.
+func (v Verdicts) OpenChecked(command, what string, checks bool, inputs []string, s iocheck.Set) (*verdict.Files, error) {
+	out, err := v.Open(command, what, checks, inputs)
+	if err != nil {
+		return nil, err
+	}
+	s.Outputs = append(s.Outputs, v.Out.IOCheck()...)
+	s.Streams = StdStreams()
+	if err := CheckFiles(command, s); err != nil {
+		out.Abort()
+		return nil, err
 	}
 	return out, nil
 }

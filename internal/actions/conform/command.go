@@ -41,15 +41,12 @@ func (c *Command) Run(root string, profiles []string, stdout io.Writer) error {
 	// The verdict files first, as before the output model: one that
 	// cannot be created is bad input (exit 2), then every output against
 	// the inputs and each other.
-	out, err := v.Open("conform", "", true, profile.Files(profiles))
+	inputs := profile.Files(profiles)
+	out, err := v.OpenChecked("conform", "", true, inputs, iocheck.Set{Inputs: inputs})
 	if err != nil {
 		return err
 	}
 	defer out.Abort()
-	files := iocheck.Set{Inputs: profile.Files(profiles), Outputs: v.Out.IOCheck(), Streams: cli.StdStreams()}
-	if err := cli.CheckFiles("conform", files); err != nil {
-		return err
-	}
 	src, done := profile.OpenSources(root)
 	defer done()
 	cfg := c.cfg

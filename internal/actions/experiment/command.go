@@ -193,22 +193,20 @@ func (o *Options) analyseFiles(cmd *cobra.Command, args []string, d report.DiffO
 		}
 	}
 	d.Paths = args
-	vout, err := o.openVerdicts(cmd, &d, args)
+	vout, err := o.openVerdicts(cmd, &d, args, iocheck.Set{Inputs: args})
 	if err != nil {
 		return err
 	}
 	defer vout.Abort()
-	if err := cli.CheckFiles(o.name, iocheck.Set{Inputs: args, Outputs: o.verdicts.Out.IOCheck(), Streams: cli.StdStreams()}); err != nil {
-		return err
-	}
 	return ReportError(o.name, report.Diff(o.verdicts.Report(cmd.OutOrStdout(), cmd.ErrOrStderr()), d))
 }
 
-// openVerdicts creates --junit's file, before anything changes, and sets
-// d.Verdict to print the --fail-if verdicts as KTAP (--ktap) and write
-// them to that file; inputs are the files the command reads.
-func (o *Options) openVerdicts(cmd *cobra.Command, d *report.DiffOptions, inputs []string) (*verdict.Files, error) {
-	out, err := o.verdicts.Open(o.name, "--fail-if", len(o.failIf) > 0, inputs)
+// openVerdicts creates --junit's file, before anything changes, checks
+// files with the verdicts' outputs added (cli.Verdicts.OpenChecked), and
+// sets d.Verdict to print the --fail-if verdicts as KTAP (--ktap) and
+// write them to that file; inputs are the files the command reads.
+func (o *Options) openVerdicts(cmd *cobra.Command, d *report.DiffOptions, inputs []string, files iocheck.Set) (*verdict.Files, error) {
+	out, err := o.verdicts.OpenChecked(o.name, "--fail-if", len(o.failIf) > 0, inputs, files)
 	if err != nil {
 		return nil, err
 	}
@@ -272,16 +270,12 @@ func (o *Options) runConfigured(cmd *cobra.Command, cfg Config, d report.DiffOpt
 	before func(*Config) (done bool, err error)) error {
 	// Every file is checked before the first setting changes: the
 	// reports read the experiment file, so none may be it.
-	vout, err := o.openVerdicts(cmd, &d, append(profile.Files(cfg.Sides), cfg.Output))
+	files := iocheck.Set{Inputs: profile.Files(cfg.Sides), Outputs: []iocheck.Output{{Name: "-o", Path: cfg.Output}}}
+	vout, err := o.openVerdicts(cmd, &d, append(profile.Files(cfg.Sides), cfg.Output), files)
 	if err != nil {
 		return err
 	}
 	defer vout.Abort()
-	files := iocheck.Set{Inputs: profile.Files(cfg.Sides), Streams: cli.StdStreams(),
-		Outputs: append([]iocheck.Output{{Name: "-o", Path: cfg.Output}}, o.verdicts.Out.IOCheck()...)}
-	if err := cli.CheckFiles(o.name, files); err != nil {
-		return err
-	}
 	if cfg.Cred != nil {
 		d.Owner = &[2]int{int(cfg.Cred.UID), int(cfg.Cred.GID)}
 		if err := vout.Chown(d.Owner[0], d.Owner[1]); err != nil {

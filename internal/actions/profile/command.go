@@ -83,14 +83,11 @@ func (c *MatrixCommand) Run(root string, profiles []string, stdout, stderr io.Wr
 		return err
 	}
 	inputs := append(Files(profiles), c.expect)
-	vout, err := v.Open("matrix", "--expect", c.expect != "", inputs)
+	vout, err := v.OpenChecked("matrix", "--expect", c.expect != "", inputs, iocheck.Set{Inputs: inputs})
 	if err != nil {
 		return err
 	}
 	defer vout.Abort()
-	if err := cli.CheckFiles("matrix", iocheck.Set{Inputs: inputs, Outputs: v.Out.IOCheck(), Streams: cli.StdStreams()}); err != nil {
-		return err
-	}
 	var want string
 	if c.expect != "" {
 		if want, err = ReadMatrixFile(c.expect); err != nil {
@@ -132,17 +129,13 @@ type CatalogCommand struct{ out *cli.Outputs }
 
 // AddFlags registers the flags of profiles in fs.
 func (c *CatalogCommand) AddFlags(fs *pflag.FlagSet) {
-	textJSON := []cli.Format{cli.Text, cli.JSON}
-	c.out = cli.AddOutputs(fs, cli.OutputSpec{Command: "profiles", Stdout: textJSON, Files: textJSON}, "")
+	c.out = cli.AddOutputs(fs, cli.OutputSpec{Command: "profiles", Stdout: cli.TextJSON, Files: cli.TextJSON}, "")
 	c.out.FormatAlias(fs, "json", cli.JSON)
 }
 
 // Run lists the profiles of the system at root (ReadCatalog).
 func (c *CatalogCommand) Run(root string, stdout io.Writer) error {
-	if err := c.out.Resolve(); err != nil {
-		return err
-	}
-	if err := cli.CheckFiles("profiles", iocheck.Set{Outputs: c.out.IOCheck()}); err != nil {
+	if err := c.out.Check(nil, nil); err != nil {
 		return err
 	}
 	cat, err := ReadCatalog(sysfs.NewFS(root))

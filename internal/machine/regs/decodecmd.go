@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 )
 
 // DecodeCommand is `hwpprobe decode`'s options (docs/decode.md).
@@ -41,10 +40,7 @@ func (c *DecodeCommand) CheckArgs(args []string) error {
 // Run decodes args (or lists the registers with --list) to stdout or the
 // -o files.
 func (c *DecodeCommand) Run(args []string, stdout io.Writer) error {
-	if err := c.out.Resolve(); err != nil {
-		return err
-	}
-	if err := cli.CheckFiles("decode", iocheck.Set{Outputs: c.out.IOCheck()}); err != nil {
+	if err := c.out.Check(nil, nil); err != nil {
 		return err
 	}
 	if c.list {

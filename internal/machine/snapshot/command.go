@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/hwpprobe/hwpprobe/internal/cli"
-	"github.com/hwpprobe/hwpprobe/internal/files/iocheck"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/cpuid"
 	"github.com/hwpprobe/hwpprobe/internal/kernel/sysfs"
 	"github.com/hwpprobe/hwpprobe/msr"
@@ -32,10 +31,7 @@ func (c *Command) AddFlags(f *pflag.FlagSet) {
 // Run builds the snapshot of the machine at root and writes it to stdout
 // or the -o files.
 func (c *Command) Run(root string, stdout io.Writer) error {
-	if err := c.out.Resolve(); err != nil {
-		return err
-	}
-	if err := cli.CheckFiles("snapshot", iocheck.Set{Outputs: c.out.IOCheck(), Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}); err != nil {
+	if err := c.out.Check(nil, cli.StdStreams()); err != nil {
 		return err
 	}
 	dev := msr.Open(root)

@@ -55,7 +55,7 @@ func (c *Command) Run(ctx context.Context, root string, log io.Writer) error {
 	}
 	// The --textfile directory is Run's to check: it must be writable
 	// by --user, not by root (ErrNotDir).
-	files := iocheck.Set{Inputs: []string{o.WebConfigFile}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+	files := iocheck.Set{Inputs: []string{o.WebConfigFile}, Streams: cli.StdStreams()}
 	if err := cli.CheckFiles("exporter", files); err != nil {
 		return err
 	}

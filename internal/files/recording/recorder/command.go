@@ -51,7 +51,7 @@ func (c *Command) Run(root string, argv []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	files := iocheck.Set{Outputs: []iocheck.Output{{Name: "-o", Path: c.out}}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}
+	files := iocheck.Set{Outputs: []iocheck.Output{{Name: "-o", Path: c.out}}, Streams: cli.StdStreams()}
 	if err := cli.CheckFiles("record", files); err != nil {
 		return err
 	}

@@ -27,7 +27,7 @@ func (c *ShowCommand) AddFlags(f *pflag.FlagSet) {
 // Run writes the summary of the recording at path to w: its header, then
 // each run's (or only --run's), and says where a damaged file ends.
 func (c *ShowCommand) Run(path string, w io.Writer) error {
-	if err := cli.CheckFiles("show", iocheck.Set{Inputs: []string{path}, Streams: []iocheck.Stream{iocheck.Stdout(), iocheck.Stderr()}}); err != nil {
+	if err := cli.CheckFiles("show", iocheck.Set{Inputs: []string{path}, Streams: cli.StdStreams()}); err != nil {
 		return err
 	}
 	// Scanned batch by batch: memory does not grow with the file.
