@@ -29,6 +29,13 @@ func TestStreamOverInput(t *testing.T) {
 	if err := os.WriteFile(prof, []byte(`governor = "performance"`+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// stat's inputs: the seed report's kernel build times (docs/diff.md).
+	timesA, timesB := filepath.Join(dir, "a.txt"), filepath.Join(dir, "b.txt")
+	for f, times := range map[string]string{timesA: "320.96\n335.10\n334.36\n", timesB: "257.89\n258.30\n257.94\n"} {
+		if err := os.WriteFile(f, []byte(times), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	const (
 		appendTo  = os.O_WRONLY | os.O_APPEND // >> FILE
 		readWrite = os.O_RDWR                 // 1<> FILE
@@ -52,6 +59,7 @@ func TestStreamOverInput(t *testing.T) {
 		{"matrix --expect >>", []string{"matrix", "performance", "--expect", golden}, golden, 1, appendTo, "hwpprobe: matrix: standard output is also an input (" + golden + "); write the output elsewhere\n"},
 		{"matrix @FILE 1<>", []string{"matrix", "@" + prof}, prof, 1, readWrite, "hwpprobe: matrix: standard output is also an input (" + prof + "); write the output elsewhere\n"},
 		{"apply @FILE 2>>", []string{"apply", "--dry-run", "@" + prof}, prof, 2, appendTo, ""},
+		{"stat >>", []string{"stat", timesA, timesB}, timesB, 1, appendTo, "hwpprobe: stat: standard output is also an input (" + timesB + "); write the output elsewhere\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -85,8 +93,8 @@ func TestStreamOverInput(t *testing.T) {
 			}
 		})
 	}
-	if ents, _ := os.ReadDir(dir); len(ents) != 4 {
-		t.Errorf("%d files in %s, want only the 4 inputs", len(ents), dir)
+	if ents, _ := os.ReadDir(dir); len(ents) != 6 {
+		t.Errorf("%d files in %s, want only the 6 inputs", len(ents), dir)
 	}
 }
 

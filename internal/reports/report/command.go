@@ -91,7 +91,7 @@ func CheckStatArgs(args []string) error {
 // comparison to stdout or the -o files; every error of the input's is a
 // cli.UsageError.
 func (c *StatCommand) Run(args []string, stdout io.Writer) error {
-	if err := c.out.Check(args, nil); err != nil {
+	if err := c.out.Check(args, cli.StdStreams()); err != nil {
 		return err
 	}
 	in, err := ReadStatInput(args, c.reference, analysis.Options{Alpha: c.alpha, Confidence: c.confidence})
